@@ -1,0 +1,3 @@
+//! kube-core's admission plugins.
+
+pub mod namespace_lifecycle;

@@ -1,0 +1,3 @@
+//! Controllers kube-core runs itself because nothing else would.
+
+pub mod namespace;

@@ -1,0 +1,98 @@
+//! `kube-core-apiserver`: serves the built-in Kubernetes kinds stored in etcd,
+//! and delegates API groups it does not own to the extensions tier.
+
+mod admission;
+mod bootstrap;
+mod controllers;
+mod resources;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use clap::Parser;
+use shared::admission::AdmissionChain;
+use shared::authorization::AlwaysAllow;
+use shared::proxy::Delegate;
+use shared::server::handler::ApiServer;
+use shared::server::options::{
+    AuthenticationOptions, DelegationOptions, EtcdOptions, GenericOptions, SecureServingOptions,
+};
+use shared::storage::EtcdStorage;
+
+/// kube-core's default port.
+const DEFAULT_PORT: u16 = 6444;
+
+/// Serves the built-in Kubernetes API (core, apps, batch, RBAC, ...) from etcd.
+#[derive(Parser, Debug)]
+#[command(name = "kube-core-apiserver", version)]
+struct Options {
+    #[command(flatten)]
+    serving: SecureServingOptions,
+    #[command(flatten)]
+    authentication: AuthenticationOptions,
+    #[command(flatten)]
+    delegation: DelegationOptions,
+    #[command(flatten)]
+    etcd: EtcdOptions,
+    #[command(flatten)]
+    generic: GenericOptions,
+    /// CIDR range from which ClusterIPs are assigned to Services.
+    #[arg(long, default_value = "10.96.0.0/12")]
+    service_cluster_ip_range: String,
+    /// Port range reserved for NodePort Services.
+    #[arg(long, default_value = "30000-32767")]
+    service_node_port_range: String,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    shared::server::init_logging();
+    let opts = Options::parse();
+    let storage = EtcdStorage::connect(&opts.etcd.etcd_servers, Default::default())
+        .await
+        .map_err(|e| anyhow::anyhow!("configuring etcd client: {e}"))?;
+    let prefix = opts.etcd.etcd_prefix.trim_end_matches('/').to_string();
+    let admission = AdmissionChain::new(vec![Arc::new(admission::namespace_lifecycle::NamespaceLifecycle {
+        storage: storage.clone(),
+        prefix: prefix.clone(),
+    })]);
+    let groups = resources::build(&storage, &prefix, &admission);
+    let delegate = Delegate::from_options(&opts.delegation)?;
+    let address = shared::server::listen_address(&opts.serving, DEFAULT_PORT).to_string();
+    let mut api = ApiServer::new(groups, delegate, address);
+
+    let bootstrapped = Arc::new(AtomicBool::new(false));
+    tokio::spawn(bootstrap::ensure_system_namespaces(api.groups(), bootstrapped.clone()));
+    tokio::spawn(controllers::namespace::run(api.groups()));
+    if !opts.etcd.etcd_compaction_interval.is_zero() {
+        storage.spawn_compactor(opts.etcd.etcd_compaction_interval);
+    }
+    let etcd = storage.clone();
+    api.readyz.add(
+        "etcd",
+        Arc::new(move || {
+            let etcd = etcd.clone();
+            Box::pin(async move { etcd.current_revision().await.map(|_| ()).map_err(|e| e.to_string()) })
+        }),
+    );
+    api.readyz.add(
+        "poststarthook/system-namespaces",
+        Arc::new(move || {
+            let done = bootstrapped.load(Ordering::SeqCst);
+            Box::pin(async move { if done { Ok(()) } else { Err("system namespaces not created yet".into()) } })
+        }),
+    );
+    let api = Arc::new(api);
+    shared::server::run(
+        shared::server::ServerConfig {
+            name: "kube-core-apiserver",
+            serving: &opts.serving,
+            default_port: DEFAULT_PORT,
+            authentication: &opts.authentication,
+            generic: &opts.generic,
+            authorizer: Arc::new(AlwaysAllow),
+        },
+        api,
+    )
+    .await
+}

@@ -1,0 +1,23 @@
+//! Every built-in resource kube-core serves, declared on the generic store.
+
+mod core_v1;
+
+use shared::admission::AdmissionChain;
+use shared::endpoints::discovery::GroupSet;
+use shared::registry::resource::ResourceDef;
+use shared::registry::store::Store;
+use shared::storage::EtcdStorage;
+
+/// All resource declarations, in discovery order.
+pub fn definitions() -> Vec<ResourceDef> {
+    core_v1::definitions()
+}
+
+/// Builds the stores of every declared resource.
+pub fn build(storage: &EtcdStorage, prefix: &str, admission: &AdmissionChain) -> GroupSet {
+    let mut groups = GroupSet::default();
+    for def in definitions() {
+        groups.add(Store::new(def, storage.clone(), prefix, admission.clone()));
+    }
+    groups
+}

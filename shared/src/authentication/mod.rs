@@ -1,0 +1,70 @@
+//! Authentication: who is calling.
+//!
+//! Authenticators are tried in upstream's order (front-proxy request headers,
+//! x509 client certificates, bearer tokens) by [`union::UnionAuthenticator`]; the
+//! `authentication` filter runs the union and stores the resulting [`UserInfo`]
+//! in the request's extensions for authorization, handlers and delegation.
+
+pub mod request_header;
+pub mod token_file;
+pub mod union;
+pub mod x509;
+
+use std::collections::BTreeMap;
+
+use crate::server::tls::PeerCertificates;
+
+/// The group every authenticated (non-anonymous) user is in.
+pub const ALL_AUTHENTICATED: &str = "system:authenticated";
+/// The group of requests without credentials.
+pub const ALL_UNAUTHENTICATED: &str = "system:unauthenticated";
+/// The user name of requests without credentials.
+pub const ANONYMOUS: &str = "system:anonymous";
+/// The group that is always allowed everything.
+pub const SYSTEM_MASTERS: &str = "system:masters";
+
+/// An authenticated identity, as upstream's `user.Info`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UserInfo {
+    pub name: String,
+    pub uid: String,
+    pub groups: Vec<String>,
+    pub extra: BTreeMap<String, Vec<String>>,
+}
+
+impl UserInfo {
+    /// Whether this is the anonymous user.
+    pub fn is_anonymous(&self) -> bool {
+        self.name == ANONYMOUS
+    }
+
+    /// Whether the user is in `group`.
+    pub fn in_group(&self, group: &str) -> bool {
+        self.groups.iter().any(|g| g == group)
+    }
+}
+
+/// What an authenticator can see of a request.
+pub struct AuthRequest<'a> {
+    pub headers: &'a http::HeaderMap,
+    pub peer_certificates: Option<&'a PeerCertificates>,
+    pub path: &'a str,
+}
+
+/// The answer of one authenticator.
+#[derive(Debug)]
+pub enum AuthOutcome {
+    /// The request carries no credentials of this kind.
+    NotApplicable,
+    /// The credentials are valid.
+    Authenticated(UserInfo),
+    /// Credentials of this kind are present but invalid: the request fails with 401
+    /// unless another authenticator accepts it.
+    Failed(String),
+}
+
+/// One way of authenticating a request.
+pub trait Authenticator: Send + Sync {
+    /// Examines the request; never panics on hostile input.
+    fn authenticate(&self, req: &AuthRequest<'_>) -> AuthOutcome;
+}

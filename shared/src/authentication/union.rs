@@ -1,0 +1,93 @@
+//! The union of all configured authenticators, in upstream's order, plus the
+//! anonymous fallback and the `system:authenticated` group adder.
+
+use std::sync::Arc;
+
+use super::{AuthOutcome, AuthRequest, Authenticator, UserInfo, ALL_AUTHENTICATED, ALL_UNAUTHENTICATED, ANONYMOUS};
+
+/// Paths anonymous requests may reach when anonymous authentication is on (as
+/// upstream's structured `anonymous.conditions`): health probes and version.
+pub const DEFAULT_ANONYMOUS_PATHS: &[&str] = &["/healthz", "/livez", "/readyz", "/version"];
+
+/// Tries each authenticator in turn; the first success wins. Invalid
+/// credentials (a bad token, an untrusted certificate) fail the request unless
+/// another authenticator succeeds: they never fall back to anonymous.
+pub struct UnionAuthenticator {
+    authenticators: Vec<Arc<dyn Authenticator>>,
+    anonymous_paths: Option<Vec<String>>,
+}
+
+impl UnionAuthenticator {
+    /// `anonymous_paths`: `None` disables anonymous requests; otherwise the
+    /// path prefixes (exact path or path + `/...`) they may reach.
+    pub fn new(authenticators: Vec<Arc<dyn Authenticator>>, anonymous_paths: Option<Vec<String>>) -> Self {
+        UnionAuthenticator { authenticators, anonymous_paths }
+    }
+
+    /// The user of the request, or the reason it is unauthorized.
+    pub fn authenticate(&self, req: &AuthRequest<'_>) -> Result<UserInfo, String> {
+        let mut errors = Vec::new();
+        for a in &self.authenticators {
+            match a.authenticate(req) {
+                AuthOutcome::Authenticated(mut user) => {
+                    if !user.in_group(ALL_AUTHENTICATED) {
+                        user.groups.push(ALL_AUTHENTICATED.to_string());
+                    }
+                    return Ok(user);
+                }
+                AuthOutcome::Failed(e) => errors.push(e),
+                AuthOutcome::NotApplicable => {}
+            }
+        }
+        if !errors.is_empty() {
+            return Err(errors.join(", "));
+        }
+        let allowed = self.anonymous_paths.as_ref().is_some_and(|paths| {
+            paths.iter().any(|p| {
+                req.path == p || (req.path.starts_with(p.as_str()) && req.path[p.len()..].starts_with('/'))
+            })
+        });
+        if allowed {
+            return Ok(UserInfo {
+                name: ANONYMOUS.to_string(),
+                groups: vec![ALL_UNAUTHENTICATED.to_string()],
+                ..Default::default()
+            });
+        }
+        Err("no credentials".into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::authentication::token_file::TokenFileAuthenticator;
+
+    fn union(anon: bool) -> UnionAuthenticator {
+        let tokens = TokenFileAuthenticator::parse("good,alice,1\n").unwrap();
+        UnionAuthenticator::new(
+            vec![Arc::new(tokens)],
+            anon.then(|| DEFAULT_ANONYMOUS_PATHS.iter().map(|s| s.to_string()).collect()),
+        )
+    }
+
+    fn req<'a>(headers: &'a http::HeaderMap, path: &'a str) -> AuthRequest<'a> {
+        AuthRequest { headers, peer_certificates: None, path }
+    }
+
+    #[test]
+    fn token_and_anonymous() {
+        let u = union(true);
+        let mut h = http::HeaderMap::new();
+        assert!(u.authenticate(&req(&h, "/api")).is_err());
+        assert_eq!(u.authenticate(&req(&h, "/readyz")).unwrap().name, ANONYMOUS);
+        assert_eq!(u.authenticate(&req(&h, "/readyz/etcd")).unwrap().name, ANONYMOUS);
+        assert!(u.authenticate(&req(&h, "/readyzz")).is_err());
+        h.insert("authorization", "Bearer good".parse().unwrap());
+        let alice = u.authenticate(&req(&h, "/api")).unwrap();
+        assert_eq!(alice.groups, vec![ALL_AUTHENTICATED]);
+        h.insert("authorization", "Bearer bad".parse().unwrap());
+        assert!(u.authenticate(&req(&h, "/readyz")).is_err(), "a bad token is never anonymous");
+        assert!(union(false).authenticate(&req(&http::HeaderMap::new(), "/readyz")).is_err());
+    }
+}

@@ -1,0 +1,182 @@
+//! Legacy discovery documents: `/api`, `/api/v1`, `/apis`, `/apis/<g>`,
+//! `/apis/<g>/<v>`, built from the registered resources.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use base64::Engine;
+use serde_json::{json, Value};
+
+use crate::registry::resource::ResourceDef;
+use crate::registry::store::Store;
+
+/// One group's versions, preferred first.
+#[derive(Clone, Default)]
+pub struct GroupEntry {
+    pub name: String,
+    pub versions: Vec<String>,
+}
+
+/// Everything a server serves from its own stores, in registration order.
+#[derive(Clone, Default)]
+pub struct GroupSet {
+    groups: Vec<GroupEntry>,
+    stores: BTreeMap<(String, String, String), Arc<Store>>,
+    /// (group, version) → resources in registration order.
+    resources: BTreeMap<(String, String), Vec<Arc<Store>>>,
+}
+
+impl GroupSet {
+    /// Registers a store; its group and version appear in discovery in the
+    /// order first registered.
+    pub fn add(&mut self, store: Store) {
+        let def = store.def.clone();
+        let store = Arc::new(store);
+        match self.groups.iter_mut().find(|g| g.name == def.group) {
+            Some(g) => {
+                if !g.versions.contains(&def.version) {
+                    g.versions.push(def.version.clone());
+                }
+            }
+            None => self.groups.push(GroupEntry { name: def.group.clone(), versions: vec![def.version.clone()] }),
+        }
+        self.stores.insert((def.group.clone(), def.version.clone(), def.resource.clone()), store.clone());
+        self.resources.entry((def.group.clone(), def.version.clone())).or_default().push(store);
+    }
+
+    /// The store serving a resource.
+    pub fn lookup(&self, group: &str, version: &str, resource: &str) -> Option<&Arc<Store>> {
+        self.stores.get(&(group.to_string(), version.to_string(), resource.to_string()))
+    }
+
+    /// Whether this server owns `group` (the core group is `""`).
+    pub fn owns_group(&self, group: &str) -> bool {
+        self.groups.iter().any(|g| g.name == group)
+    }
+
+    /// Whether this server serves `group`/`version`.
+    pub fn serves(&self, group: &str, version: &str) -> bool {
+        self.resources.contains_key(&(group.to_string(), version.to_string()))
+    }
+
+    /// All stores.
+    pub fn stores(&self) -> impl Iterator<Item = &Arc<Store>> {
+        self.stores.values()
+    }
+
+    /// The named groups (not the core group), in order.
+    pub fn named_groups(&self) -> impl Iterator<Item = &GroupEntry> {
+        self.groups.iter().filter(|g| !g.name.is_empty())
+    }
+
+    /// `/api`.
+    pub fn api_versions(&self, server_address: &str) -> Value {
+        json!({
+            "kind": "APIVersions",
+            "versions": self.groups.iter().filter(|g| g.name.is_empty()).flat_map(|g| g.versions.clone()).collect::<Vec<_>>(),
+            "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}],
+        })
+    }
+
+    /// `/apis` entries of this server's named groups.
+    pub fn group_list_entries(&self) -> Vec<Value> {
+        self.named_groups().map(api_group_body).collect()
+    }
+
+    /// `/apis/<group>`.
+    pub fn api_group(&self, group: &str) -> Option<Value> {
+        let g = self.groups.iter().find(|g| g.name == group && !group.is_empty())?;
+        let mut body = json!({"kind": "APIGroup", "apiVersion": "v1"});
+        if let (Value::Object(out), Value::Object(inner)) = (&mut body, api_group_body(g)) {
+            out.extend(inner);
+        }
+        Some(body)
+    }
+
+    /// `/api/v1` or `/apis/<group>/<version>`.
+    pub fn resource_list(&self, group: &str, version: &str) -> Option<Value> {
+        let stores = self.resources.get(&(group.to_string(), version.to_string()))?;
+        let gv = if group.is_empty() { version.to_string() } else { format!("{group}/{version}") };
+        let mut resources = Vec::new();
+        for s in stores {
+            resources.push(api_resource(&s.def));
+            for sub in &s.def.subresources {
+                resources.push(json!({
+                    "name": format!("{}/{}", s.def.resource, sub.name()),
+                    "singularName": s.def.singular,
+                    "namespaced": s.def.namespaced,
+                    "kind": s.def.kind,
+                    "verbs": ["get", "patch", "update"],
+                }));
+            }
+        }
+        let mut body = json!({"kind": "APIResourceList"});
+        if let Value::Object(m) = &mut body {
+            if !group.is_empty() {
+                m.insert("apiVersion".into(), json!("v1"));
+            }
+            m.insert("groupVersion".into(), json!(gv));
+            m.insert("resources".into(), Value::Array(resources));
+        }
+        Some(body)
+    }
+}
+
+fn api_group_body(g: &GroupEntry) -> Value {
+    let versions: Vec<Value> = g
+        .versions
+        .iter()
+        .map(|v| json!({"groupVersion": format!("{}/{}", g.name, v), "version": v}))
+        .collect();
+    json!({
+        "name": g.name,
+        "versions": versions,
+        "preferredVersion": versions.first().cloned().unwrap_or(Value::Null),
+    })
+}
+
+fn api_resource(def: &ResourceDef) -> Value {
+    let mut r = serde_json::Map::new();
+    r.insert("name".into(), json!(def.resource));
+    r.insert("singularName".into(), json!(def.singular));
+    r.insert("namespaced".into(), json!(def.namespaced));
+    r.insert("kind".into(), json!(def.kind));
+    r.insert("verbs".into(), json!(def.verbs));
+    if !def.short_names.is_empty() {
+        r.insert("shortNames".into(), json!(def.short_names));
+    }
+    if !def.categories.is_empty() {
+        r.insert("categories".into(), json!(def.categories));
+    }
+    r.insert("storageVersionHash".into(), json!(storage_version_hash(&def.group, &def.version, &def.kind)));
+    Value::Object(r)
+}
+
+/// Upstream's storage version hash: base64 of the first 8 bytes of
+/// SHA-256(`<group>/<version>/<kind>`).
+pub fn storage_version_hash(group: &str, version: &str, kind: &str) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, format!("{group}/{version}/{kind}").as_bytes());
+    base64::engine::general_purpose::STANDARD.encode(&digest.as_ref()[..8])
+}
+
+/// `/apis` from entries (this server's first, then the delegate's, without duplicates).
+pub fn group_list(mut own: Vec<Value>, delegated: Vec<Value>) -> Value {
+    for g in delegated {
+        let name = g.get("name").cloned();
+        if !own.iter().any(|o| o.get("name") == name.as_ref()) {
+            own.push(g);
+        }
+    }
+    json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": own})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn storage_version_hash_matches_upstream() {
+        // upstream's value for core v1 ConfigMap
+        assert_eq!(storage_version_hash("", "v1", "ConfigMap"), "qFsyl6wFWjQ=");
+    }
+}

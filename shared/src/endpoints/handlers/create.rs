@@ -1,0 +1,60 @@
+//! POST: create an object.
+
+use serde_json::Value;
+
+use super::{decode_json, json_response, read_body, shape_object, RestRequest};
+use crate::body::{Request, Response};
+use crate::endpoints::negotiation::{body_format, BodyFormat, Negotiated};
+use crate::endpoints::status::ApiError;
+
+/// Checks `apiVersion`/`kind` of a body against the endpoint and fills them
+/// in when missing, as upstream's decoder does with its default kind.
+pub fn check_type_meta(rest: &RestRequest<'_>, obj: &mut Value) -> Result<(), ApiError> {
+    let def = &rest.store.def;
+    let Value::Object(m) = obj else {
+        return Err(ApiError::bad_request("the body of the request must be a JSON object"));
+    };
+    let expected = def.api_version();
+    match m.get("apiVersion").and_then(Value::as_str) {
+        Some(v) if !v.is_empty() && v != expected => {
+            return Err(ApiError::bad_request(format!(
+                "the API version in the data ({v}) does not match the expected API version ({expected})"
+            )))
+        }
+        _ => {}
+    }
+    match m.get("kind").and_then(Value::as_str) {
+        Some(k) if !k.is_empty() && k != def.kind => {
+            return Err(ApiError::bad_request(format!(
+                "the kind in the data ({k}) does not match the expected kind ({})",
+                def.kind
+            )))
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Reads and decodes a JSON object body for create/update.
+pub async fn read_object(rest: &RestRequest<'_>, req: Request) -> Result<Value, ApiError> {
+    let ct = req.headers().get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_string);
+    if body_format(ct.as_deref())? != BodyFormat::Json {
+        return Err(ApiError::unsupported_media_type(ct.as_deref().unwrap_or(""), &["application/json"]));
+    }
+    let bytes = read_body(req).await?;
+    let mut obj = decode_json(&bytes)?;
+    check_type_meta(rest, &mut obj)?;
+    Ok(obj)
+}
+
+/// POST on a collection.
+pub async fn create(rest: &RestRequest<'_>, namespace: &str, req: Request, neg: &Negotiated) -> Result<Response, ApiError> {
+    if !rest.info.name.is_empty() {
+        return Err(ApiError::method_not_supported(rest.store.def.group_resource(), "create"));
+    }
+    rest.query.field_validation()?;
+    let ctx = rest.write_context("CreateOptions")?;
+    let obj = read_object(rest, req).await?;
+    let created = rest.store.create(namespace, obj, &ctx).await?;
+    Ok(json_response(201, &shape_object(rest.store, created, neg), neg.pretty))
+}

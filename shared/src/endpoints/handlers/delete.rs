@@ -1,0 +1,87 @@
+//! DELETE of one object and of a collection.
+
+use serde_json::{json, Value};
+
+use super::read::list_body;
+use super::{decode_json, json_response, read_body, shape_object, RestRequest};
+use crate::body::{Request, Response};
+use crate::endpoints::negotiation::Negotiated;
+use crate::endpoints::status::{success_status, ApiError};
+use crate::registry::meta;
+use crate::registry::store::{DeleteOptions, DeleteOutcome, ListPage};
+
+/// DeleteOptions from the optional body and the query.
+async fn delete_options(rest: &RestRequest<'_>, req: Request) -> Result<DeleteOptions, ApiError> {
+    let bytes = read_body(req).await?;
+    let mut opts = DeleteOptions {
+        grace_period_seconds: rest.query.int("gracePeriodSeconds")?,
+        propagation_policy: rest.query.get("propagationPolicy").map(str::to_string),
+        dry_run: rest.query.dry_run("DeleteOptions")?,
+        ..Default::default()
+    };
+    if !bytes.iter().all(u8::is_ascii_whitespace) {
+        let body = decode_json(&bytes)?;
+        if let Some(g) = body.get("gracePeriodSeconds").and_then(Value::as_i64) {
+            opts.grace_period_seconds = Some(g);
+        }
+        if let Some(p) = body.get("propagationPolicy").and_then(Value::as_str) {
+            opts.propagation_policy = Some(p.to_string());
+        }
+        if let Some(pre) = body.get("preconditions") {
+            opts.precondition_uid = pre.get("uid").and_then(Value::as_str).map(str::to_string);
+            opts.precondition_resource_version =
+                pre.get("resourceVersion").and_then(Value::as_str).map(str::to_string);
+        }
+        if let Some(Value::Array(d)) = body.get("dryRun") {
+            if d.iter().any(|v| v == "All") {
+                opts.dry_run = true;
+            }
+        }
+    }
+    if let Some(p) = &opts.propagation_policy {
+        if !matches!(p.as_str(), "Orphan" | "Background" | "Foreground") {
+            return Err(ApiError::bad_request(format!(
+                "propagationPolicy: Unsupported value: {p:?}: supported values: \"Foreground\", \"Background\", \"Orphan\""
+            )));
+        }
+    }
+    if opts.grace_period_seconds.is_some_and(|g| g < 0) {
+        opts.grace_period_seconds = Some(1);
+    }
+    Ok(opts)
+}
+
+/// DELETE of one object.
+pub async fn delete(rest: &RestRequest<'_>, namespace: &str, req: Request, neg: &Negotiated) -> Result<Response, ApiError> {
+    let ctx = rest.write_context("DeleteOptions")?;
+    let opts = delete_options(rest, req).await?;
+    match rest.store.delete(namespace, &rest.info.name, &opts, &ctx).await? {
+        DeleteOutcome::Pending(obj) => Ok(json_response(200, &shape_object(rest.store, obj, neg), neg.pretty)),
+        DeleteOutcome::Deleted(obj) => {
+            if rest.store.def.return_deleted_object {
+                return Ok(json_response(200, &shape_object(rest.store, obj, neg), neg.pretty));
+            }
+            let status = success_status(rest.store.def.group_resource(), meta::name(&obj), meta::uid(&obj));
+            Ok(json_response(200, &status, neg.pretty))
+        }
+    }
+}
+
+/// DELETE on a collection: answers with the list of deleted objects.
+pub async fn delete_collection(rest: &RestRequest<'_>, namespace: &str, req: Request, neg: &Negotiated) -> Result<Response, ApiError> {
+    let ctx = rest.write_context("DeleteOptions")?;
+    let list_opts = rest.query.list_options()?;
+    let opts = delete_options(rest, req).await?;
+    let items = rest.store.delete_collection(namespace, &list_opts, &opts, &ctx).await?;
+    let rv = items
+        .iter()
+        .filter_map(|o| meta::resource_version(o).parse::<i64>().ok())
+        .max()
+        .unwrap_or(0);
+    let page = ListPage { items, resource_version: rv, continue_token: None, remaining_item_count: None };
+    let mut body = list_body(rest.store, page, neg);
+    if let Some(m) = body.get_mut("metadata") {
+        *m = json!({});
+    }
+    Ok(json_response(200, &body, neg.pretty))
+}

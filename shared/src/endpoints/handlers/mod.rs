@@ -1,0 +1,258 @@
+//! REST handlers: one entry point that serves every verb of a resource from
+//! its generic [`Store`], as upstream's `endpoints/handlers` package.
+//!
+//! The handler owns the HTTP concerns (decoding bodies, query options,
+//! negotiation, response codes); the store owns the semantics.
+
+mod create;
+mod delete;
+mod read;
+mod update;
+pub mod watch;
+
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use serde_json::Value;
+
+use crate::authentication::UserInfo;
+use crate::body::{self, Request, Response};
+use crate::endpoints::negotiation::{negotiate, Negotiated, Output};
+use crate::endpoints::request_info::{parse_query, RequestInfo};
+use crate::endpoints::status::ApiError;
+use crate::registry::resource::Subresource;
+use crate::registry::store::{ListOptions, Store, WriteContext};
+use crate::registry::table;
+use crate::selection::fields::FieldSelector;
+use crate::selection::labels::LabelSelector;
+
+/// Upstream's `MaxRequestBodyBytes`.
+pub const MAX_REQUEST_BODY_BYTES: usize = 3 * 1024 * 1024;
+
+/// Query parameters of a request, first value wins.
+pub struct Query(Vec<(String, String)>);
+
+impl Query {
+    /// Parses the query string of a URI.
+    pub fn from_uri(uri: &http::Uri) -> Self {
+        Query(parse_query(uri.query()))
+    }
+
+    /// The first value of `name`.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    /// A boolean parameter (`true`/`1`).
+    pub fn flag(&self, name: &str) -> bool {
+        matches!(self.get(name), Some("true") | Some("1"))
+    }
+
+    /// An integer parameter; a malformed value is a 400.
+    pub fn int(&self, name: &str) -> Result<Option<i64>, ApiError> {
+        match self.get(name) {
+            None | Some("") => Ok(None),
+            Some(v) => v
+                .parse()
+                .map(Some)
+                .map_err(|_| ApiError::bad_request(format!("invalid value for {name}: {v:?}"))),
+        }
+    }
+
+    /// `dryRun`: only `All` is supported, as upstream.
+    pub fn dry_run(&self, options_kind: &str) -> Result<bool, ApiError> {
+        let values: Vec<&str> = self.0.iter().filter(|(k, _)| k == "dryRun").map(|(_, v)| v.as_str()).collect();
+        for v in &values {
+            if *v != "All" {
+                let err = crate::registry::validation::FieldError::not_supported("dryRun", Value::String(v.to_string()), &["All"]);
+                return Err(ApiError::invalid("meta.k8s.io", options_kind, "", &[err]));
+            }
+        }
+        Ok(!values.is_empty())
+    }
+
+    /// `fieldValidation`: Ignore, Warn (default) or Strict.
+    pub fn field_validation(&self) -> Result<(), ApiError> {
+        match self.get("fieldValidation") {
+            None | Some("") | Some("Ignore") | Some("Warn") | Some("Strict") => Ok(()),
+            Some(other) => Err(ApiError::bad_request(format!(
+                "fieldValidation parameter unsupported: {other:?}"
+            ))),
+        }
+    }
+
+    /// The list/watch selection options.
+    pub fn list_options(&self) -> Result<ListOptions, ApiError> {
+        let label_selector = match self.get("labelSelector").filter(|s| !s.is_empty()) {
+            Some(s) => Some(LabelSelector::parse(s).map_err(|e| {
+                ApiError::bad_request(format!("unable to parse requirement: {e}"))
+            })?),
+            None => None,
+        };
+        let field_selector = match self.get("fieldSelector").filter(|s| !s.is_empty()) {
+            Some(s) => Some(FieldSelector::parse(s).map_err(ApiError::bad_request)?),
+            None => None,
+        };
+        let resource_version = self.get("resourceVersion").map(str::to_string);
+        let resource_version_match = self.get("resourceVersionMatch").filter(|s| !s.is_empty()).map(str::to_string);
+        let continue_token = self.get("continue").filter(|s| !s.is_empty()).map(str::to_string);
+        if let Some(m) = &resource_version_match {
+            if resource_version.as_deref().unwrap_or("").is_empty() {
+                return Err(ApiError::bad_request(
+                    "resourceVersionMatch is forbidden unless resourceVersion is provided",
+                ));
+            }
+            if continue_token.is_some() {
+                return Err(ApiError::bad_request(
+                    "resourceVersionMatch is forbidden when continue is provided",
+                ));
+            }
+            if m != "Exact" && m != "NotOlderThan" {
+                return Err(ApiError::bad_request(format!(
+                    "resourceVersionMatch: Unsupported value: {m:?}: supported values: \"Exact\", \"NotOlderThan\""
+                )));
+            }
+            if m == "Exact" && resource_version.as_deref() == Some("0") {
+                return Err(ApiError::bad_request(
+                    "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+                ));
+            }
+        }
+        Ok(ListOptions {
+            label_selector,
+            field_selector,
+            limit: self.int("limit")?,
+            continue_token,
+            resource_version,
+            resource_version_match,
+        })
+    }
+}
+
+/// Reads a whole request body, at most [`MAX_REQUEST_BODY_BYTES`].
+pub async fn read_body(req: Request) -> Result<Bytes, ApiError> {
+    if let Some(len) = req
+        .headers()
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        if len > MAX_REQUEST_BODY_BYTES as u64 {
+            return Err(ApiError::request_entity_too_large(MAX_REQUEST_BODY_BYTES));
+        }
+    }
+    let limited = http_body_util::Limited::new(req.into_body(), MAX_REQUEST_BODY_BYTES);
+    match limited.collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+            Err(ApiError::request_entity_too_large(MAX_REQUEST_BODY_BYTES))
+        }
+        Err(e) => Err(ApiError::bad_request(format!("error reading request body: {e}"))),
+    }
+}
+
+/// Decodes a JSON object body.
+pub fn decode_json(bytes: &[u8]) -> Result<Value, ApiError> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::bad_request("the body of the request was empty"));
+    }
+    serde_json::from_slice(bytes)
+        .map_err(|e| ApiError::bad_request(format!("couldn't get version/kind; json parse error: {e}")))
+}
+
+/// A JSON response.
+pub fn json_response(code: u16, value: &Value, pretty: bool) -> Response {
+    let bytes = if pretty { serde_json::to_vec_pretty(value) } else { serde_json::to_vec(value) };
+    match bytes {
+        Ok(mut b) => {
+            b.push(b'\n');
+            http::Response::builder()
+                .status(code)
+                .header(http::header::CONTENT_TYPE, "application/json")
+                .body(body::full(b))
+                .unwrap_or_else(|_| ApiError::internal("building response").into_response())
+        }
+        Err(e) => ApiError::internal(e).into_response(),
+    }
+}
+
+/// Shapes one object for the negotiated output.
+pub fn shape_object(store: &Store, obj: Value, neg: &Negotiated) -> Value {
+    match neg.output {
+        Output::Object | Output::PartialObjectMetadataList => obj,
+        Output::PartialObjectMetadata => table::partial_object_metadata(&obj),
+        Output::Table => {
+            let rv = crate::registry::meta::resource_version(&obj).to_string();
+            table::table(&store.def, &[obj], serde_json::json!({ "resourceVersion": rv }), neg.include_object, true)
+        }
+    }
+}
+
+/// Everything a handler needs about the request besides the body.
+pub struct RestRequest<'a> {
+    pub store: &'a Store,
+    pub info: &'a RequestInfo,
+    pub query: Query,
+    pub user: Option<UserInfo>,
+}
+
+impl RestRequest<'_> {
+    fn write_context(&self, options_kind: &str) -> Result<WriteContext, ApiError> {
+        Ok(WriteContext { user: self.user.clone(), dry_run: self.query.dry_run(options_kind)? })
+    }
+
+    fn subresource(&self) -> Option<Subresource> {
+        match self.info.subresource.as_str() {
+            "status" => Some(Subresource::Status),
+            "finalize" => Some(Subresource::Finalize),
+            _ => None,
+        }
+    }
+}
+
+/// Serves one resource request against its store.
+pub async fn serve(store: &Store, info: &RequestInfo, req: Request) -> Response {
+    let user = req.extensions().get::<UserInfo>().cloned();
+    let rest = RestRequest { store, info, query: Query::from_uri(req.uri()), user };
+    match dispatch(&rest, req).await {
+        Ok(resp) => resp,
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn dispatch(rest: &RestRequest<'_>, req: Request) -> Result<Response, ApiError> {
+    let def = &rest.store.def;
+    let info = rest.info;
+    // Subresources: only those declared are served.
+    if !info.subresource.is_empty() {
+        let known = def.subresources.iter().any(|s| s.name() == info.subresource);
+        if !known || info.name.is_empty() {
+            return Err(ApiError::path_not_found());
+        }
+        if !matches!(info.verb.as_str(), "get" | "update" | "patch") {
+            return Err(ApiError::method_not_supported(def.group_resource(), &info.verb));
+        }
+    }
+    // Scope: cluster-scoped resources have no namespace segment; namespaced
+    // ones are reachable across namespaces only for list and watch.
+    if !def.namespaced && !info.namespace.is_empty() && !(info.resource == "namespaces") {
+        return Err(ApiError::path_not_found());
+    }
+    if def.namespaced && info.namespace.is_empty() && !matches!(info.verb.as_str(), "list" | "watch") {
+        return Err(ApiError::method_not_supported(def.group_resource(), &info.verb));
+    }
+    let namespace = if def.namespaced { info.namespace.as_str() } else { "" };
+    let accept = req.headers().get(http::header::ACCEPT).and_then(|v| v.to_str().ok()).map(str::to_string);
+    let is_collection = matches!(info.verb.as_str(), "list" | "watch" | "deletecollection");
+    let neg = negotiate(accept.as_deref(), is_collection, rest.query.get("includeObject"), rest.query.flag("pretty"))?;
+    match info.verb.as_str() {
+        "get" => read::get(rest, namespace, &neg).await,
+        "list" => read::list(rest, namespace, &neg).await,
+        "watch" => watch::serve_watch(rest, namespace, &neg).await,
+        "create" => create::create(rest, namespace, req, &neg).await,
+        "update" => update::update(rest, namespace, req, &neg).await,
+        "patch" => update::patch(rest, namespace, req, &neg).await,
+        "delete" => delete::delete(rest, namespace, req, &neg).await,
+        "deletecollection" => delete::delete_collection(rest, namespace, req, &neg).await,
+        other => Err(ApiError::method_not_supported(def.group_resource(), other)),
+    }
+}

@@ -1,0 +1,90 @@
+//! WATCH as a streamed JSON event stream: one `{"type":…,"object":…}` per
+//! line, flushed as each event happens, so a watch through several proxies
+//! delivers every event at once.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::stream;
+use http_body::Frame;
+use http_body_util::StreamBody;
+use rand::Rng;
+use serde_json::json;
+
+use super::RestRequest;
+use crate::body::{self, BoxError, Response};
+use crate::endpoints::negotiation::{Negotiated, Output};
+use crate::endpoints::status::ApiError;
+use crate::registry::table;
+use crate::registry::watch::{Event, WatchOptions};
+
+/// Upstream's `--min-request-timeout`: watches without `timeoutSeconds` end
+/// after a random time between one and two times this.
+const MIN_REQUEST_TIMEOUT: Duration = Duration::from_secs(1800);
+
+/// Serves `?watch=true` (or the legacy `/watch/` path).
+pub async fn serve_watch(rest: &RestRequest<'_>, namespace: &str, neg: &Negotiated) -> Result<Response, ApiError> {
+    let mut list = rest.query.list_options()?;
+    if !rest.info.name.is_empty() && list.field_selector.is_none() {
+        // legacy /watch/<resource>/<name>
+        list.field_selector = Some(
+            crate::selection::fields::FieldSelector::parse(&format!("metadata.name={}", rest.info.name))
+                .map_err(ApiError::bad_request)?,
+        );
+    }
+    let timeout = match rest.query.int("timeoutSeconds")? {
+        Some(s) if s > 0 => Duration::from_secs(s as u64),
+        _ => {
+            let factor: f64 = rand::rng().random_range(1.0..2.0);
+            MIN_REQUEST_TIMEOUT.mul_f64(factor)
+        }
+    };
+    let send_initial_events = match rest.query.get("sendInitialEvents") {
+        Some("true") | Some("1") => Some(true),
+        Some("false") | Some("0") => Some(false),
+        _ => None,
+    };
+    let opts = WatchOptions {
+        list,
+        allow_bookmarks: rest.query.flag("allowWatchBookmarks"),
+        send_initial_events,
+        timeout: Some(timeout),
+    };
+    let rx = rest.store.watch(namespace, opts).await?;
+    let def = rest.store.def.clone();
+    let neg = *neg;
+    let mut first = true;
+    let frames = stream::unfold(rx, move |mut rx| {
+        let def = def.clone();
+        let headers = std::mem::replace(&mut first, false);
+        async move {
+            let ev = rx.recv().await?;
+            let bytes = encode_event(&def, ev, &neg, headers);
+            Some((Ok::<_, BoxError>(Frame::data(bytes)), rx))
+        }
+    });
+    Ok(http::Response::builder()
+        .status(200)
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .header(http::header::CACHE_CONTROL, "no-cache, private")
+        .body(body::boxed(StreamBody::new(frames)))
+        .unwrap_or_else(|_| ApiError::internal("building watch response").into_response()))
+}
+
+fn encode_event(def: &crate::registry::resource::ResourceDef, ev: Event, neg: &Negotiated, headers: bool) -> Bytes {
+    let object = match (neg.output, ev.type_) {
+        (_, "ERROR") | (Output::Object, _) => ev.object,
+        (Output::Table, "BOOKMARK") => {
+            let rv = crate::registry::meta::resource_version(&ev.object).to_string();
+            table::table(def, &[], json!({ "resourceVersion": rv }), neg.include_object, false)
+        }
+        (Output::Table, _) => {
+            let rv = crate::registry::meta::resource_version(&ev.object).to_string();
+            table::table(def, &[ev.object], json!({ "resourceVersion": rv }), neg.include_object, headers)
+        }
+        (Output::PartialObjectMetadata | Output::PartialObjectMetadataList, _) => table::partial_object_metadata(&ev.object),
+    };
+    let mut bytes = serde_json::to_vec(&json!({ "type": ev.type_, "object": object })).unwrap_or_default();
+    bytes.push(b'\n');
+    Bytes::from(bytes)
+}

@@ -1,0 +1,10 @@
+//! HTTP endpoints: request info, REST handlers, negotiation, discovery,
+//! Status errors, version.
+
+pub mod discovery;
+pub mod duration;
+pub mod handlers;
+pub mod negotiation;
+pub mod request_info;
+pub mod status;
+pub mod version;

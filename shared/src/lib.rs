@@ -1,0 +1,27 @@
+//! The generic Kubernetes API-server library.
+//!
+//! The three tiers of this project (aggregator, kube-core, extensions) are
+//! built from it, and so can external (aggregated) API servers. The layout
+//! follows upstream's `k8s.io/apiserver`:
+//!
+//! - [`server`]: listeners, TLS, the handler chain, running a tier;
+//! - [`filters`]: one tower layer per filter (panic recovery, request info,
+//!   authentication, authorization, timeouts, body limits, ...);
+//! - [`authentication`] and [`authorization`]: who is calling, may they;
+//! - [`endpoints`]: request info, REST handlers, negotiation, discovery, Status;
+//! - [`registry`]: resource declarations and the generic store;
+//! - [`storage`]: etcd;
+//! - [`admission`]: plugins that see every write;
+//! - [`proxy`]: delegation to the next tier with the caller's identity.
+
+pub mod admission;
+pub mod authentication;
+pub mod authorization;
+pub mod body;
+pub mod endpoints;
+pub mod filters;
+pub mod proxy;
+pub mod registry;
+pub mod selection;
+pub mod server;
+pub mod storage;

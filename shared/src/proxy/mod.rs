@@ -1,0 +1,258 @@
+//! Delegation: forwarding a request to the next tier over HTTPS, carrying the
+//! caller's identity the way upstream's front proxy does.
+//!
+//! The tier in front authenticates the client; the request then travels with
+//! the front-proxy client certificate (mTLS) and `X-Remote-User`,
+//! `X-Remote-Uid`, `X-Remote-Group` and `X-Remote-Extra-<key>` headers, which
+//! the next tier's request-header authenticator trusts only because of that
+//! certificate. Any identity header the client sent itself was stripped by the
+//! authentication filter, and is stripped again here. Bodies stream both
+//! ways; upgrade requests (exec, attach, port-forward) are passed through.
+
+use std::time::Duration;
+
+use anyhow::Context;
+use http::header::{HeaderName, HeaderValue};
+use http::{HeaderMap, Uri};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+
+use crate::authentication::request_header::is_standard_identity_header;
+use crate::authentication::UserInfo;
+use crate::body::{self, Body, Request, Response};
+use crate::endpoints::status::ApiError;
+use crate::server::options::DelegationOptions;
+
+type Connector = hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>;
+
+/// Headers that describe one hop and are never forwarded.
+const HOP_BY_HOP: &[&str] = &[
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "transfer-encoding",
+];
+
+/// A client of the next tier.
+#[derive(Clone)]
+pub struct Delegate {
+    client: Client<Connector, Body>,
+    base: Uri,
+}
+
+impl Delegate {
+    /// Builds the delegate from the flags; `None` when no `--delegate-url` is set.
+    pub fn from_options(opts: &DelegationOptions) -> anyhow::Result<Option<Self>> {
+        let Some(url) = &opts.delegate_url else { return Ok(None) };
+        let ca_path = opts.delegate_ca_file.as_ref().context("--delegate-ca-file is required with --delegate-url")?;
+        let ca = std::fs::read(ca_path).with_context(|| format!("reading {}", ca_path.display()))?;
+        let cert_key = match (&opts.proxy_client_cert_file, &opts.proxy_client_key_file) {
+            (Some(c), Some(k)) => Some((
+                std::fs::read(c).with_context(|| format!("reading {}", c.display()))?,
+                std::fs::read(k).with_context(|| format!("reading {}", k.display()))?,
+            )),
+            (None, None) => None,
+            _ => anyhow::bail!("--proxy-client-cert-file and --proxy-client-key-file go together"),
+        };
+        let tls = crate::server::tls::client_config(
+            &ca,
+            cert_key.as_ref().map(|(c, k)| (c.as_slice(), k.as_slice())),
+        )?;
+        Ok(Some(Self::new(url, tls)?))
+    }
+
+    /// A delegate at `url` using the given TLS client configuration.
+    pub fn new(url: &str, tls: rustls::ClientConfig) -> anyhow::Result<Self> {
+        let base: Uri = url.trim_end_matches('/').parse().with_context(|| format!("parsing delegate URL {url}"))?;
+        let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
+        http.enforce_http(false);
+        http.set_nodelay(true);
+        http.set_connect_timeout(Some(Duration::from_secs(5)));
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_only()
+            .enable_http1()
+            .wrap_connector(http);
+        let client = Client::builder(TokioExecutor::new())
+            .pool_idle_timeout(Duration::from_secs(90))
+            .build(connector);
+        Ok(Delegate { client, base })
+    }
+
+    /// The delegate's base URL.
+    pub fn url(&self) -> &Uri {
+        &self.base
+    }
+
+    fn target(&self, path_and_query: &str) -> Result<Uri, ApiError> {
+        let base_path = self.base.path().trim_end_matches('/');
+        let mut parts = self.base.clone().into_parts();
+        parts.path_and_query = Some(
+            format!("{base_path}{path_and_query}")
+                .parse()
+                .map_err(|e| ApiError::bad_request(format!("invalid request path: {e}")))?,
+        );
+        Uri::from_parts(parts).map_err(|e| ApiError::internal(format!("building delegate URL: {e}")))
+    }
+
+    /// Forwards `req` as `user` and returns the next tier's response as is.
+    pub async fn forward(&self, mut req: Request, user: Option<&UserInfo>) -> Response {
+        let pq = req.uri().path_and_query().map(|p| p.as_str()).unwrap_or("/").to_string();
+        let uri = match self.target(&pq) {
+            Ok(u) => u,
+            Err(e) => return e.into_response(),
+        };
+        let upgrade = is_upgrade(req.headers());
+        let client_upgrade = upgrade.then(|| hyper::upgrade::on(&mut req));
+        let (parts, body) = req.into_parts();
+        let mut out = http::Request::builder().method(parts.method).uri(uri).version(http::Version::HTTP_11);
+        if let Some(h) = out.headers_mut() {
+            copy_request_headers(&parts.headers, h, upgrade);
+            set_identity_headers(h, user);
+        }
+        let out = match out.body(if upgrade { body::empty() } else { body }) {
+            Ok(r) => r,
+            Err(e) => return ApiError::internal(format!("building delegated request: {e}")).into_response(),
+        };
+        let resp = match self.client.request(out).await {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!(delegate = %self.base, error = %e, "delegate unreachable");
+                return ApiError::service_unavailable(format!(
+                    "error trying to reach the delegate API server at {}: {e}",
+                    self.base
+                ))
+                .into_response();
+            }
+        };
+        if resp.status() == http::StatusCode::SWITCHING_PROTOCOLS {
+            if let Some(client_upgrade) = client_upgrade {
+                return splice_upgrade(resp, client_upgrade);
+            }
+        }
+        let (mut parts, body) = resp.into_parts();
+        for h in HOP_BY_HOP {
+            parts.headers.remove(*h);
+        }
+        http::Response::from_parts(parts, body::boxed(body))
+    }
+}
+
+fn is_upgrade(headers: &HeaderMap) -> bool {
+    headers.contains_key(http::header::UPGRADE)
+        && headers
+            .get_all(http::header::CONNECTION)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .any(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case("upgrade")))
+}
+
+fn copy_request_headers(from: &HeaderMap, to: &mut HeaderMap, upgrade: bool) {
+    for (name, value) in from {
+        let n = name.as_str();
+        if HOP_BY_HOP.contains(&n)
+            || n == "host"
+            || n == "authorization"
+            || is_standard_identity_header(n)
+            || n.starts_with("impersonate-")
+            || (n == "upgrade" && !upgrade)
+        {
+            continue;
+        }
+        to.append(name.clone(), value.clone());
+    }
+    if upgrade {
+        to.insert(http::header::CONNECTION, HeaderValue::from_static("Upgrade"));
+    }
+}
+
+/// Sets `X-Remote-*` for `user`: extra keys are lower-cased and %-escaped.
+pub fn set_identity_headers(headers: &mut HeaderMap, user: Option<&UserInfo>) {
+    let Some(user) = user else { return };
+    if let Ok(v) = HeaderValue::from_str(&user.name) {
+        headers.insert("x-remote-user", v);
+    }
+    if !user.uid.is_empty() {
+        if let Ok(v) = HeaderValue::from_str(&user.uid) {
+            headers.insert("x-remote-uid", v);
+        }
+    }
+    for g in &user.groups {
+        if let Ok(v) = HeaderValue::from_str(g) {
+            headers.append("x-remote-group", v);
+        }
+    }
+    for (key, values) in &user.extra {
+        let escaped = percent_encoding::utf8_percent_encode(&key.to_lowercase(), EXTRA_KEY_ESCAPE).to_string();
+        let Ok(name) = HeaderName::from_bytes(format!("x-remote-extra-{escaped}").as_bytes()) else { continue };
+        for value in values {
+            if let Ok(v) = HeaderValue::from_str(value) {
+                headers.append(name.clone(), v);
+            }
+        }
+    }
+}
+
+/// Everything but RFC 3986 unreserved characters is escaped in extra keys.
+const EXTRA_KEY_ESCAPE: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// Answers 101 to the client and copies bytes between the two upgraded
+/// connections until either side closes.
+fn splice_upgrade(
+    resp: http::Response<hyper::body::Incoming>,
+    client_upgrade: hyper::upgrade::OnUpgrade,
+) -> Response {
+    let (mut parts, _) = resp.into_parts();
+    let backend = {
+        let r = http::Response::from_parts(parts.clone(), ());
+        hyper::upgrade::on(r)
+    };
+    tokio::spawn(async move {
+        let (client, backend) = match tokio::join!(client_upgrade, backend) {
+            (Ok(c), Ok(b)) => (c, b),
+            (c, b) => {
+                tracing::debug!(client = ?c.err(), backend = ?b.err(), "upgrade failed");
+                return;
+            }
+        };
+        let mut client = TokioIo::new(client);
+        let mut backend = TokioIo::new(backend);
+        let _ = tokio::io::copy_bidirectional(&mut client, &mut backend).await;
+    });
+    parts.headers.remove(http::header::TRANSFER_ENCODING);
+    http::Response::from_parts(parts, body::empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identity_headers_replace_client_ones() {
+        let mut from = HeaderMap::new();
+        from.insert("x-remote-user", "mallory".parse().unwrap());
+        from.insert("x-remote-extra-foo", "bar".parse().unwrap());
+        from.insert("authorization", "Bearer x".parse().unwrap());
+        from.insert("accept", "application/json".parse().unwrap());
+        let mut to = HeaderMap::new();
+        copy_request_headers(&from, &mut to, false);
+        let mut extra = std::collections::BTreeMap::new();
+        extra.insert("Scopes/Of Thing".to_string(), vec!["a".to_string(), "b".to_string()]);
+        let user = UserInfo { name: "alice".into(), uid: String::new(), groups: vec!["g1".into(), "g2".into()], extra };
+        set_identity_headers(&mut to, Some(&user));
+        assert_eq!(to.get("x-remote-user").unwrap(), "alice");
+        assert_eq!(to.get_all("x-remote-group").iter().count(), 2);
+        assert!(to.get("x-remote-extra-foo").is_none());
+        assert!(to.get("authorization").is_none());
+        assert_eq!(to.get_all("x-remote-extra-scopes%2fof%20thing").iter().count(), 2);
+        assert_eq!(to.get("accept").unwrap(), "application/json");
+    }
+}

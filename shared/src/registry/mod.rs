@@ -1,0 +1,9 @@
+//! Resources and the generic store that serves them.
+
+pub mod meta;
+pub mod resource;
+pub mod store;
+pub mod strategy;
+pub mod table;
+pub mod validation;
+pub mod watch;

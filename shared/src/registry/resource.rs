@@ -1,0 +1,180 @@
+//! Resource declarations: what a kind is called, where it lives, how it behaves.
+//!
+//! A built-in kind is added by declaring a [`ResourceDef`] (names, scope, short
+//! names, categories, storage path, strategy) and registering it; the generic
+//! store and REST handlers serve it. No per-kind handler code.
+
+use std::sync::Arc;
+
+use super::strategy::{DefaultStrategy, Strategy};
+use super::table::Column;
+use super::validation::NameRule;
+
+/// Subresources a resource may expose through the generic store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Subresource {
+    /// `/status`: writes to the main resource ignore `.status`, writes here
+    /// change only `.status`.
+    Status,
+    /// `/finalize` (namespaces): only `spec.finalizers` changes.
+    Finalize,
+}
+
+impl Subresource {
+    /// The path segment.
+    pub fn name(self) -> &'static str {
+        match self {
+            Subresource::Status => "status",
+            Subresource::Finalize => "finalize",
+        }
+    }
+}
+
+/// The verbs every resource served by the generic store supports.
+pub const ALL_VERBS: &[&str] =
+    &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
+
+/// One resource of one group/version.
+#[derive(Clone)]
+pub struct ResourceDef {
+    pub group: String,
+    pub version: String,
+    /// Plural lower-case name, the URL segment (`configmaps`).
+    pub resource: String,
+    pub singular: String,
+    pub kind: String,
+    pub namespaced: bool,
+    pub short_names: Vec<String>,
+    pub categories: Vec<String>,
+    pub verbs: Vec<String>,
+    pub subresources: Vec<Subresource>,
+    /// Key path under the storage prefix (`configmaps`, `services/specs`, `minions`).
+    pub storage_path: String,
+    pub name_rule: NameRule,
+    /// Fields usable in field selectors besides `metadata.name` and
+    /// `metadata.namespace`, as dotted JSON paths.
+    pub selectable_fields: Vec<String>,
+    /// Extra Table columns after `Name` (kubectl get); empty means upstream's
+    /// default `Name`, `Created At`.
+    pub columns: Vec<Column>,
+    /// Whether DELETE answers with the deleted object rather than a Success
+    /// Status (upstream's `ReturnDeletedObject`, set for pods).
+    pub return_deleted_object: bool,
+    pub strategy: Arc<dyn Strategy>,
+}
+
+impl ResourceDef {
+    /// A namespaced resource with all verbs, stored under `<plural>` and named
+    /// as DNS-1123 subdomains; refine with the builder methods.
+    pub fn new(group: &str, version: &str, kind: &str, plural: &str) -> Self {
+        ResourceDef {
+            group: group.into(),
+            version: version.into(),
+            resource: plural.into(),
+            singular: kind.to_lowercase(),
+            kind: kind.into(),
+            namespaced: true,
+            short_names: vec![],
+            categories: vec![],
+            verbs: ALL_VERBS.iter().map(|s| s.to_string()).collect(),
+            subresources: vec![],
+            storage_path: plural.into(),
+            name_rule: NameRule::Dns1123Subdomain,
+            selectable_fields: vec![],
+            columns: vec![],
+            return_deleted_object: false,
+            strategy: Arc::new(DefaultStrategy),
+        }
+    }
+
+    /// Sets the singular name (default: the lower-cased kind).
+    pub fn singular(mut self, name: &str) -> Self {
+        self.singular = name.into();
+        self
+    }
+
+    /// Marks the resource cluster-scoped.
+    pub fn cluster_scoped(mut self) -> Self {
+        self.namespaced = false;
+        self
+    }
+
+    /// Sets the short names (`cm`).
+    pub fn short_names(mut self, names: &[&str]) -> Self {
+        self.short_names = names.iter().map(|s| s.to_string()).collect();
+        self
+    }
+
+    /// Sets the categories (`all`).
+    pub fn categories(mut self, names: &[&str]) -> Self {
+        self.categories = names.iter().map(|s| s.to_string()).collect();
+        self
+    }
+
+    /// Sets the etcd key path under the storage prefix.
+    pub fn storage_path(mut self, path: &str) -> Self {
+        self.storage_path = path.into();
+        self
+    }
+
+    /// Adds the status subresource.
+    pub fn with_status(mut self) -> Self {
+        self.subresources.push(Subresource::Status);
+        self
+    }
+
+    /// Adds a subresource.
+    pub fn with_subresource(mut self, sub: Subresource) -> Self {
+        self.subresources.push(sub);
+        self
+    }
+
+    /// Sets how names are validated.
+    pub fn name_rule(mut self, rule: NameRule) -> Self {
+        self.name_rule = rule;
+        self
+    }
+
+    /// Adds selectable fields.
+    pub fn selectable_fields(mut self, fields: &[&str]) -> Self {
+        self.selectable_fields = fields.iter().map(|s| s.to_string()).collect();
+        self
+    }
+
+    /// Sets the Table columns shown after `Name`.
+    pub fn columns(mut self, columns: Vec<Column>) -> Self {
+        self.columns = columns;
+        self
+    }
+
+    /// DELETE answers with the deleted object.
+    pub fn returns_deleted_object(mut self) -> Self {
+        self.return_deleted_object = true;
+        self
+    }
+
+    /// Sets the strategy.
+    pub fn strategy(mut self, strategy: impl Strategy + 'static) -> Self {
+        self.strategy = Arc::new(strategy);
+        self
+    }
+
+    /// `v1` or `apps/v1`.
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    /// The group/resource used in error messages.
+    pub fn group_resource(&self) -> crate::endpoints::status::GroupResource<'_> {
+        crate::endpoints::status::GroupResource { group: &self.group, resource: &self.resource }
+    }
+
+    /// Whether the subresource is served.
+    pub fn has_subresource(&self, sub: Subresource) -> bool {
+        self.subresources.contains(&sub)
+    }
+}

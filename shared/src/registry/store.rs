@@ -1,0 +1,778 @@
+//! The generic store: every verb of every declared resource, over etcd.
+//!
+//! What holds for all kinds lives here, as in upstream's
+//! `registry/generic/registry.Store`: server-set metadata (`uid`,
+//! `creationTimestamp`, `generation`, `generateName`), metadata validation,
+//! optimistic concurrency (client `resourceVersion` → 409, none → retried),
+//! the status/spec split, finalizers and `deletionTimestamp`, dry runs.
+//! Objects are JSON; `metadata.resourceVersion` is never stored: it is the etcd
+//! mod revision, filled in on every read.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use serde_json::{json, Value};
+
+use super::meta;
+use super::resource::{ResourceDef, Subresource};
+use super::validation::{validate_object_meta, validate_object_meta_update, FieldError, FieldPath};
+use crate::admission::{AdmissionChain, Attributes, Operation};
+use crate::authentication::UserInfo;
+use crate::endpoints::status::ApiError;
+use crate::selection::fields::FieldSelector;
+use crate::selection::labels::LabelSelector;
+use crate::storage::{EtcdStorage, KeyValue, ListRequest, StorageError};
+
+/// How many times an update without a client `resourceVersion` is retried
+/// when it races with another writer.
+const MAX_UPDATE_ATTEMPTS: usize = 32;
+/// How many names `generateName` tries before giving up.
+const GENERATE_NAME_ATTEMPTS: usize = 8;
+/// Upstream's limit for the generateName prefix.
+const MAX_GENERATED_NAME_PREFIX: usize = 58;
+
+/// Who is writing and how.
+#[derive(Clone, Default)]
+pub struct WriteContext {
+    pub user: Option<UserInfo>,
+    pub dry_run: bool,
+}
+
+/// Parsed list/watch selection options.
+#[derive(Clone, Default)]
+pub struct ListOptions {
+    pub label_selector: Option<LabelSelector>,
+    pub field_selector: Option<FieldSelector>,
+    pub limit: Option<i64>,
+    pub continue_token: Option<String>,
+    pub resource_version: Option<String>,
+    pub resource_version_match: Option<String>,
+}
+
+impl ListOptions {
+    /// Whether any selector restricts the result.
+    pub fn has_selector(&self) -> bool {
+        self.label_selector.as_ref().is_some_and(|s| !s.is_empty())
+            || self.field_selector.as_ref().is_some_and(|s| !s.is_empty())
+    }
+}
+
+/// One page of a list.
+pub struct ListPage {
+    pub items: Vec<Value>,
+    pub resource_version: i64,
+    pub continue_token: Option<String>,
+    pub remaining_item_count: Option<i64>,
+}
+
+/// `DeleteOptions`, from the body and the query.
+#[derive(Clone, Debug, Default)]
+pub struct DeleteOptions {
+    pub grace_period_seconds: Option<i64>,
+    pub precondition_uid: Option<String>,
+    pub precondition_resource_version: Option<String>,
+    pub propagation_policy: Option<String>,
+    pub dry_run: bool,
+}
+
+/// What a delete did.
+pub enum DeleteOutcome {
+    /// The object is gone; this was its last state.
+    Deleted(Value),
+    /// The object was marked for deletion (finalizers or a grace period) and
+    /// still exists in this state.
+    Pending(Value),
+}
+
+/// How an update computes the new object from the current one.
+pub enum UpdateKind<'a> {
+    /// PUT: the new object as sent.
+    Replace(Value),
+    /// PATCH: a function applying the patch to the current object.
+    Patch(&'a (dyn Fn(&Value) -> Result<Value, ApiError> + Send + Sync)),
+}
+
+/// The generic store of one resource.
+#[derive(Clone)]
+pub struct Store {
+    pub def: Arc<ResourceDef>,
+    storage: EtcdStorage,
+    prefix: String,
+    admission: AdmissionChain,
+}
+
+/// Maps storage failures that are not about the object itself.
+pub fn storage_error(e: StorageError) -> ApiError {
+    match e {
+        StorageError::Unavailable(m) => ApiError::service_unavailable(format!("etcd is unavailable: {m}")),
+        StorageError::Expired { .. } => {
+            ApiError::expired("The resourceVersion for the provided list is too old.")
+        }
+        StorageError::InvalidContinue(m) => ApiError::bad_request(format!("invalid continue token: {m}")),
+        other => ApiError::internal(other),
+    }
+}
+
+impl Store {
+    /// A store for `def` under the etcd key prefix `prefix` (`/registry`).
+    pub fn new(def: ResourceDef, storage: EtcdStorage, prefix: &str, admission: AdmissionChain) -> Self {
+        Store {
+            def: Arc::new(def),
+            storage,
+            prefix: prefix.trim_end_matches('/').to_string(),
+            admission,
+        }
+    }
+
+    /// The storage this store writes to.
+    pub fn storage(&self) -> &EtcdStorage {
+        &self.storage
+    }
+
+    /// The etcd key of an object.
+    pub fn key(&self, namespace: &str, name: &str) -> String {
+        if self.def.namespaced {
+            format!("{}/{}/{}/{}", self.prefix, self.def.storage_path, namespace, name)
+        } else {
+            format!("{}/{}/{}", self.prefix, self.def.storage_path, name)
+        }
+    }
+
+    /// The key prefix of a list (all namespaces when `namespace` is empty).
+    pub fn list_prefix(&self, namespace: &str) -> String {
+        if self.def.namespaced && !namespace.is_empty() {
+            format!("{}/{}/{}/", self.prefix, self.def.storage_path, namespace)
+        } else {
+            format!("{}/{}/", self.prefix, self.def.storage_path)
+        }
+    }
+
+    /// Decodes a stored object and fills in `resourceVersion`.
+    pub fn decode(&self, kv: &KeyValue) -> Result<Value, ApiError> {
+        let mut obj: Value = serde_json::from_slice(&kv.value)
+            .map_err(|e| ApiError::internal(format!("decoding {}: {e}", kv.key)))?;
+        meta::set(&mut obj, "resourceVersion", Value::String(kv.mod_revision.to_string()));
+        Ok(obj)
+    }
+
+    /// Encodes an object for storage, without `resourceVersion`.
+    fn encode(&self, obj: &mut Value) -> Result<Bytes, ApiError> {
+        let rv = meta::remove(obj, "resourceVersion");
+        let bytes = serde_json::to_vec(obj).map_err(ApiError::internal);
+        if let Some(rv) = rv {
+            meta::set(obj, "resourceVersion", rv);
+        }
+        bytes.map(Bytes::from)
+    }
+
+    fn set_type_meta(&self, obj: &mut Value) {
+        if let Value::Object(m) = obj {
+            m.insert("apiVersion".into(), Value::String(self.def.api_version()));
+            m.insert("kind".into(), Value::String(self.def.kind.clone()));
+        }
+    }
+
+    fn not_found(&self, name: &str) -> ApiError {
+        ApiError::not_found(self.def.group_resource(), name)
+    }
+
+    fn invalid(&self, name: &str, errors: &[FieldError]) -> ApiError {
+        ApiError::invalid(&self.def.group, &self.def.kind, name, errors)
+    }
+
+    fn conflict(&self, name: &str) -> ApiError {
+        ApiError::conflict(self.def.group_resource(), name, ApiError::OPTIMISTIC_LOCK_MSG)
+    }
+
+    /// GET one object.
+    pub async fn get(&self, namespace: &str, name: &str) -> Result<Value, ApiError> {
+        match self.storage.get(&self.key(namespace, name)).await.map_err(storage_error)? {
+            Some(kv) => self.decode(&kv),
+            None => Err(self.not_found(name)),
+        }
+    }
+
+    /// Checks the namespace of a body against the request's.
+    fn reconcile_namespace(&self, obj: &mut Value, namespace: &str) -> Result<(), ApiError> {
+        if self.def.namespaced {
+            let body_ns = meta::namespace(obj);
+            if body_ns.is_empty() {
+                meta::set(obj, "namespace", Value::String(namespace.to_string()));
+            } else if body_ns != namespace {
+                return Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ));
+            }
+        } else if !meta::namespace(obj).is_empty() {
+            meta::remove(obj, "namespace");
+        }
+        Ok(())
+    }
+
+    /// POST: creates an object in `namespace`.
+    pub async fn create(&self, namespace: &str, mut obj: Value, ctx: &WriteContext) -> Result<Value, ApiError> {
+        if !obj.is_object() {
+            return Err(ApiError::bad_request("the body of the request must be an object"));
+        }
+        self.reconcile_namespace(&mut obj, namespace)?;
+        if !meta::resource_version(&obj).is_empty() {
+            return Err(ApiError::internal("resourceVersion should not be set on objects to be created"));
+        }
+        self.set_type_meta(&mut obj);
+        let generate = meta::name(&obj).is_empty() && !meta::meta_str(&obj, "generateName").is_empty();
+        {
+            let m = meta::meta_mut(&mut obj);
+            m.remove("deletionTimestamp");
+            m.remove("deletionGracePeriodSeconds");
+            m.remove("selfLink");
+            m.insert("uid".into(), Value::String(uuid::Uuid::new_v4().to_string()));
+            m.insert("creationTimestamp".into(), Value::String(meta::now_rfc3339()));
+            if self.def.strategy.tracks_generation() {
+                m.insert("generation".into(), json!(1));
+            } else {
+                m.remove("generation");
+            }
+        }
+        if self.def.has_subresource(Subresource::Status) {
+            if let Value::Object(m) = &mut obj {
+                m.remove("status");
+            }
+        }
+        self.def.strategy.prepare_for_create(&mut obj);
+
+        let attempts = if generate { GENERATE_NAME_ATTEMPTS } else { 1 };
+        for attempt in 0..attempts {
+            if generate {
+                let prefix: String =
+                    meta::meta_str(&obj, "generateName").chars().take(MAX_GENERATED_NAME_PREFIX).collect();
+                meta::set(&mut obj, "name", Value::String(format!("{prefix}{}", random_suffix())));
+            }
+            let name = meta::name(&obj).to_string();
+            let mut errors =
+                validate_object_meta(obj.get("metadata").unwrap_or(&Value::Null), self.def.namespaced, self.def.name_rule, &FieldPath::new("metadata"));
+            errors.extend(self.def.strategy.validate(&obj));
+            if !errors.is_empty() {
+                return Err(self.invalid(&name, &errors));
+            }
+            if attempt == 0 {
+                let attrs = Attributes {
+                    operation: Operation::Create,
+                    resource: &self.def,
+                    subresource: "",
+                    namespace,
+                    name: &name,
+                    object: Some(&obj),
+                    old_object: None,
+                    user: ctx.user.as_ref(),
+                    dry_run: ctx.dry_run,
+                };
+                self.admission.admit(&attrs).await?;
+            }
+            if ctx.dry_run {
+                return Ok(obj);
+            }
+            let bytes = self.encode(&mut obj)?;
+            match self.storage.create(&self.key(namespace, &name), bytes).await {
+                Ok(rev) => {
+                    meta::set(&mut obj, "resourceVersion", Value::String(rev.to_string()));
+                    return Ok(obj);
+                }
+                Err(StorageError::AlreadyExists) if generate && attempt + 1 < attempts => continue,
+                Err(StorageError::AlreadyExists) => {
+                    return Err(ApiError::already_exists(self.def.group_resource(), &name))
+                }
+                Err(e) => return Err(storage_error(e)),
+            }
+        }
+        Err(ApiError::already_exists(self.def.group_resource(), meta::name(&obj)))
+    }
+
+    /// PUT or PATCH, on the main resource or a subresource, retried on races
+    /// when the client did not pin a `resourceVersion`.
+    pub async fn update(
+        &self,
+        namespace: &str,
+        name: &str,
+        subresource: Option<Subresource>,
+        update: UpdateKind<'_>,
+        ctx: &WriteContext,
+    ) -> Result<Value, ApiError> {
+        let key = self.key(namespace, name);
+        for _ in 0..MAX_UPDATE_ATTEMPTS {
+            let Some(kv) = self.storage.get(&key).await.map_err(storage_error)? else {
+                return Err(self.not_found(name));
+            };
+            let old = self.decode(&kv)?;
+            let mut new = match &update {
+                UpdateKind::Replace(obj) => obj.clone(),
+                UpdateKind::Patch(apply) => apply(&old)?,
+            };
+            if !new.is_object() {
+                return Err(ApiError::bad_request("the body of the request must be an object"));
+            }
+            let client_rv = meta::resource_version(&new).to_string();
+            let pinned = !client_rv.is_empty();
+            if pinned && client_rv != kv.mod_revision.to_string() {
+                return Err(self.conflict(name));
+            }
+            if !pinned && !self.def.strategy.allow_unconditional_update() {
+                let err = FieldError::invalid(
+                    "metadata.resourceVersion",
+                    Value::Number(0.into()),
+                    "must be specified for an update",
+                );
+                return Err(self.invalid(name, &[err]));
+            }
+            let body_name = meta::name(&new);
+            if !body_name.is_empty() && body_name != name {
+                return Err(ApiError::bad_request(format!(
+                    "the name of the object ({body_name}) does not match the name on the URL ({name})"
+                )));
+            }
+            meta::set(&mut new, "name", Value::String(name.to_string()));
+            self.reconcile_namespace(&mut new, namespace)?;
+            self.set_type_meta(&mut new);
+            self.prepare_update(&mut new, &old, subresource);
+
+            let mut errors = validate_object_meta_update(
+                new.get("metadata").unwrap_or(&Value::Null),
+                old.get("metadata").unwrap_or(&Value::Null),
+                &FieldPath::new("metadata"),
+            );
+            if subresource.is_none() {
+                errors.extend(self.def.strategy.validate_update(&new, &old));
+            }
+            if !errors.is_empty() {
+                return Err(self.invalid(name, &errors));
+            }
+            let attrs = Attributes {
+                operation: Operation::Update,
+                resource: &self.def,
+                subresource: subresource.map(Subresource::name).unwrap_or(""),
+                namespace,
+                name,
+                object: Some(&new),
+                old_object: Some(&old),
+                user: ctx.user.as_ref(),
+                dry_run: ctx.dry_run,
+            };
+            self.admission.admit(&attrs).await?;
+
+            meta::set(&mut new, "resourceVersion", Value::String(kv.mod_revision.to_string()));
+            if new == old || ctx.dry_run {
+                return Ok(new);
+            }
+            // The update that removes the last finalizer of an object being
+            // deleted deletes it.
+            if meta::is_deleting(&new)
+                && meta::finalizers(&new).is_empty()
+                && grace_elapsed(&new)
+                && !self.def.strategy.retain_on_delete(&mut new.clone())
+            {
+                match self.storage.delete(&key, Some(kv.mod_revision)).await {
+                    Ok((_, rev)) => {
+                        meta::set(&mut new, "resourceVersion", Value::String(rev.to_string()));
+                        return Ok(new);
+                    }
+                    Err(StorageError::Conflict { .. }) if !pinned => continue,
+                    Err(StorageError::Conflict { .. }) => return Err(self.conflict(name)),
+                    Err(StorageError::NotFound) => return Err(self.not_found(name)),
+                    Err(e) => return Err(storage_error(e)),
+                }
+            }
+            let bytes = self.encode(&mut new)?;
+            match self.storage.update(&key, kv.mod_revision, bytes).await {
+                Ok(rev) => {
+                    meta::set(&mut new, "resourceVersion", Value::String(rev.to_string()));
+                    return Ok(new);
+                }
+                Err(StorageError::Conflict { .. }) if !pinned => continue,
+                Err(StorageError::Conflict { .. }) => return Err(self.conflict(name)),
+                Err(StorageError::NotFound) => return Err(self.not_found(name)),
+                Err(e) => return Err(storage_error(e)),
+            }
+        }
+        Err(self.conflict(name))
+    }
+
+    /// Carries over what an update may not change and bumps `generation`.
+    fn prepare_update(&self, new: &mut Value, old: &Value, subresource: Option<Subresource>) {
+        // System fields are owned by the server.
+        for field in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"] {
+            if field == "uid" && !meta::uid(new).is_empty() {
+                continue; // a changed uid is rejected by validation
+            }
+            match old.get("metadata").and_then(|m| m.get(field)) {
+                Some(v) => meta::set(new, field, v.clone()),
+                None => {
+                    meta::remove(new, field);
+                }
+            }
+        }
+        meta::remove(new, "selfLink");
+        let has_status = self.def.has_subresource(Subresource::Status);
+        match subresource {
+            Some(Subresource::Status) => {
+                // Only .status changes; metadata as upstream's ResetObjectMetaForStatus.
+                let status = new.get("status").cloned();
+                let rv = meta::resource_version(new).to_string();
+                let mut merged = old.clone();
+                if let Value::Object(m) = &mut merged {
+                    match status {
+                        Some(s) => m.insert("status".into(), s),
+                        None => m.remove("status"),
+                    };
+                }
+                if let Some(Value::Object(new_meta)) = new.get("metadata") {
+                    let keep = meta::meta_mut(&mut merged);
+                    for (k, v) in new_meta {
+                        if !matches!(
+                            k.as_str(),
+                            "labels" | "annotations" | "finalizers" | "ownerReferences" | "generation"
+                                | "deletionTimestamp" | "selfLink"
+                        ) {
+                            keep.insert(k.clone(), v.clone());
+                        }
+                    }
+                }
+                meta::set(&mut merged, "resourceVersion", Value::String(rv));
+                *new = merged;
+            }
+            Some(Subresource::Finalize) => {
+                let finalizers = new.get("spec").and_then(|s| s.get("finalizers")).cloned();
+                let rv = meta::resource_version(new).to_string();
+                let mut merged = old.clone();
+                if let Value::Object(m) = &mut merged {
+                    let spec = m.entry("spec").or_insert_with(|| json!({}));
+                    if let Value::Object(spec) = spec {
+                        match finalizers {
+                            Some(f) => spec.insert("finalizers".into(), f),
+                            None => spec.remove("finalizers"),
+                        };
+                    }
+                }
+                meta::set(&mut merged, "resourceVersion", Value::String(rv));
+                *new = merged;
+            }
+            None => {
+                if has_status {
+                    if let Value::Object(m) = new {
+                        match old.get("status") {
+                            Some(s) => m.insert("status".into(), s.clone()),
+                            None => m.remove("status"),
+                        };
+                    }
+                }
+                self.def.strategy.prepare_for_update(new, old);
+                if self.def.strategy.tracks_generation() && spec_changed(new, old) {
+                    let g = old.get("metadata").and_then(|m| m.get("generation")).and_then(Value::as_i64).unwrap_or(0);
+                    meta::set(new, "generation", json!(g + 1));
+                }
+            }
+        }
+    }
+
+    /// DELETE one object, honouring preconditions, finalizers and grace periods.
+    pub async fn delete(
+        &self,
+        namespace: &str,
+        name: &str,
+        opts: &DeleteOptions,
+        ctx: &WriteContext,
+    ) -> Result<DeleteOutcome, ApiError> {
+        let key = self.key(namespace, name);
+        for _ in 0..MAX_UPDATE_ATTEMPTS {
+            let Some(kv) = self.storage.get(&key).await.map_err(storage_error)? else {
+                return Err(self.not_found(name));
+            };
+            let mut obj = self.decode(&kv)?;
+            if let Some(uid) = &opts.precondition_uid {
+                if uid != meta::uid(&obj) {
+                    return Err(ApiError::conflict(
+                        self.def.group_resource(),
+                        name,
+                        &format!(
+                            "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                            meta::uid(&obj)
+                        ),
+                    ));
+                }
+            }
+            if let Some(rv) = &opts.precondition_resource_version {
+                if *rv != kv.mod_revision.to_string() {
+                    return Err(ApiError::conflict(
+                        self.def.group_resource(),
+                        name,
+                        &format!(
+                            "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in meta: {}",
+                            kv.mod_revision
+                        ),
+                    ));
+                }
+            }
+            let attrs = Attributes {
+                operation: Operation::Delete,
+                resource: &self.def,
+                subresource: "",
+                namespace,
+                name,
+                object: None,
+                old_object: Some(&obj),
+                user: ctx.user.as_ref(),
+                dry_run: ctx.dry_run,
+            };
+            self.admission.admit(&attrs).await?;
+
+            let grace = opts
+                .grace_period_seconds
+                .or_else(|| self.def.strategy.default_grace_period(&obj))
+                .filter(|g| *g > 0);
+            let already_deleting = meta::is_deleting(&obj);
+            // Kept when metadata finalizers remain or the kind has pending work
+            // of its own (a namespace's spec.finalizers).
+            let has_finalizers = !meta::finalizers(&obj).is_empty() || {
+                let mut probe = obj.clone();
+                let retain = self.def.strategy.retain_on_delete(&mut probe);
+                if retain && !already_deleting {
+                    obj = probe;
+                }
+                retain
+            };
+            if already_deleting {
+                if has_finalizers {
+                    return Ok(DeleteOutcome::Pending(obj));
+                }
+                // Gracefully deleting: only a shorter grace period changes anything.
+                let current = obj
+                    .get("metadata")
+                    .and_then(|m| m.get("deletionGracePeriodSeconds"))
+                    .and_then(Value::as_i64)
+                    .unwrap_or(0);
+                if grace.is_some_and(|g| g >= current) {
+                    return Ok(DeleteOutcome::Pending(obj));
+                }
+            }
+            if grace.is_some() || has_finalizers {
+                let g = grace.unwrap_or(0);
+                {
+                    let m = meta::meta_mut(&mut obj);
+                    m.insert("deletionTimestamp".into(), Value::String(meta::rfc3339_in(g)));
+                    m.insert("deletionGracePeriodSeconds".into(), json!(g));
+                    if let Some(gen) = m.get("generation").and_then(Value::as_i64).filter(|g| *g > 0) {
+                        m.insert("generation".into(), json!(gen + 1));
+                    }
+                }
+                if g == 0 && !has_finalizers {
+                    // fall through to the real delete below
+                } else {
+                    if opts.dry_run || ctx.dry_run {
+                        return Ok(DeleteOutcome::Pending(obj));
+                    }
+                    let bytes = self.encode(&mut obj)?;
+                    match self.storage.update(&key, kv.mod_revision, bytes).await {
+                        Ok(rev) => {
+                            meta::set(&mut obj, "resourceVersion", Value::String(rev.to_string()));
+                            return Ok(DeleteOutcome::Pending(obj));
+                        }
+                        Err(StorageError::Conflict { .. }) => continue,
+                        Err(StorageError::NotFound) => return Err(self.not_found(name)),
+                        Err(e) => return Err(storage_error(e)),
+                    }
+                }
+            }
+            if opts.dry_run || ctx.dry_run {
+                return Ok(DeleteOutcome::Deleted(obj));
+            }
+            match self.storage.delete(&key, Some(kv.mod_revision)).await {
+                Ok((_, rev)) => {
+                    meta::set(&mut obj, "resourceVersion", Value::String(rev.to_string()));
+                    return Ok(DeleteOutcome::Deleted(obj));
+                }
+                Err(StorageError::Conflict { .. }) if opts.precondition_resource_version.is_none() => continue,
+                Err(StorageError::Conflict { .. }) => return Err(self.conflict(name)),
+                Err(StorageError::NotFound) => return Err(self.not_found(name)),
+                Err(e) => return Err(storage_error(e)),
+            }
+        }
+        Err(self.conflict(name))
+    }
+
+    /// Checks that every field of a field selector is selectable here.
+    pub fn check_field_selector(&self, sel: &FieldSelector) -> Result<(), ApiError> {
+        for f in sel.fields() {
+            if f != "metadata.name" && f != "metadata.namespace" && !self.def.selectable_fields.iter().any(|s| s == f) {
+                return Err(ApiError::bad_request(format!("field label not supported: {f}")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether an object matches the selectors of `opts`.
+    pub fn matches(&self, obj: &Value, opts: &ListOptions) -> bool {
+        if let Some(ls) = &opts.label_selector {
+            if !ls.matches(meta::labels(obj)) {
+                return false;
+            }
+        }
+        if let Some(fs) = &opts.field_selector {
+            return fs.matches(|field| Some(field_value(obj, field)));
+        }
+        true
+    }
+
+    /// LIST with selectors and `limit`/`continue`.
+    pub async fn list(&self, namespace: &str, opts: &ListOptions) -> Result<ListPage, ApiError> {
+        if let Some(fs) = &opts.field_selector {
+            self.check_field_selector(fs)?;
+        }
+        let prefix = self.list_prefix(namespace);
+        let (mut start_key, mut revision) = (None, None);
+        if let Some(token) = opts.continue_token.as_deref().filter(|t| !t.is_empty()) {
+            let (rv, start) = crate::storage::decode_continue(token, &prefix).map_err(|e| match e {
+                StorageError::InvalidContinue(m) => ApiError::bad_request(format!("invalid continue token: {m}")),
+                other => storage_error(other),
+            })?;
+            start_key = Some(start);
+            revision = Some(rv);
+        } else if let Some(rv) = opts.resource_version.as_deref().filter(|rv| !rv.is_empty() && *rv != "0") {
+            let rv: i64 = rv.parse().map_err(|_| {
+                ApiError::bad_request(format!("invalid resource version: {rv}"))
+            })?;
+            if opts.resource_version_match.as_deref() == Some("Exact") {
+                revision = Some(rv);
+            }
+        }
+        let limit = opts.limit.filter(|l| *l > 0);
+        let selecting = opts.has_selector();
+        let mut items = Vec::new();
+        loop {
+            let page_size = limit.map(|l| if selecting { (l * 2).clamp(l, 10_000) } else { l });
+            let req = ListRequest { prefix: prefix.clone(), start_key: start_key.clone(), revision, limit: page_size };
+            let resp = self.storage.list(&req).await.map_err(|e| match e {
+                StorageError::Expired { .. } if opts.continue_token.is_some() => ApiError::expired(
+                    "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
+                ),
+                other => storage_error(other),
+            })?;
+            revision = Some(resp.revision);
+            let mut last_key = None;
+            let mut examined = 0;
+            for kv in &resp.items {
+                examined += 1;
+                last_key = Some(kv.key.clone());
+                let obj = self.decode(kv)?;
+                if self.matches(&obj, opts) {
+                    items.push(obj);
+                    if limit.is_some_and(|l| items.len() as i64 >= l) {
+                        break;
+                    }
+                }
+            }
+            let rv = resp.revision;
+            let more = resp.more || examined < resp.items.len();
+            let full = limit.is_some_and(|l| items.len() as i64 >= l);
+            if !more || limit.is_none() {
+                return Ok(ListPage { items, resource_version: rv, continue_token: None, remaining_item_count: None });
+            }
+            let Some(last) = last_key else {
+                return Ok(ListPage { items, resource_version: rv, continue_token: None, remaining_item_count: None });
+            };
+            let next = format!("{last}\u{0}");
+            if full {
+                let suffix = next.strip_prefix(&prefix).unwrap_or(&next);
+                let remaining = (!selecting)
+                    .then(|| resp.remaining + (resp.items.len() - examined) as i64)
+                    .filter(|r| *r > 0);
+                return Ok(ListPage {
+                    items,
+                    resource_version: rv,
+                    continue_token: Some(crate::storage::encode_continue(rv, suffix)),
+                    remaining_item_count: remaining,
+                });
+            }
+            start_key = Some(next);
+        }
+    }
+
+    /// DELETE on a collection: deletes every matching object, returning them.
+    pub async fn delete_collection(
+        &self,
+        namespace: &str,
+        list: &ListOptions,
+        opts: &DeleteOptions,
+        ctx: &WriteContext,
+    ) -> Result<Vec<Value>, ApiError> {
+        let mut all = ListOptions { limit: None, continue_token: None, ..list.clone() };
+        all.resource_version = None;
+        let page = self.list(namespace, &all).await?;
+        let mut deleted = Vec::new();
+        for obj in page.items {
+            let (ns, name) = (meta::namespace(&obj).to_string(), meta::name(&obj).to_string());
+            match self.delete(&ns, &name, opts, ctx).await {
+                Ok(DeleteOutcome::Deleted(o)) | Ok(DeleteOutcome::Pending(o)) => deleted.push(o),
+                Err(e) if e.code == 404 => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(deleted)
+    }
+}
+
+/// The value of a selectable field (`""` when absent, as upstream).
+pub fn field_value(obj: &Value, field: &str) -> String {
+    match super::table::lookup(obj, field) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Bool(b)) => b.to_string(),
+        Some(Value::Number(n)) => n.to_string(),
+        _ => String::new(),
+    }
+}
+
+/// Whether anything but metadata and status differs.
+fn spec_changed(new: &Value, old: &Value) -> bool {
+    let (Value::Object(n), Value::Object(o)) = (new, old) else { return true };
+    let relevant = |k: &String| !matches!(k.as_str(), "metadata" | "status" | "apiVersion" | "kind");
+    n.iter().filter(|(k, _)| relevant(k)).any(|(k, v)| o.get(k) != Some(v))
+        || o.keys().filter(|k| relevant(k)).any(|k| !n.contains_key(k))
+}
+
+/// Whether a graceful deletion's period is over (finalizer-driven deletes
+/// have period 0).
+fn grace_elapsed(obj: &Value) -> bool {
+    obj.get("metadata")
+        .and_then(|m| m.get("deletionGracePeriodSeconds"))
+        .and_then(Value::as_i64)
+        .is_none_or(|g| g == 0)
+}
+
+/// Five characters from upstream's generateName alphabet (no vowels, no
+/// look-alikes).
+fn random_suffix() -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    use rand::Rng;
+    let mut rng = rand::rng();
+    (0..5).map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spec_change_detection() {
+        let a = json!({"metadata": {"name": "a"}, "spec": {"x": 1}, "status": {"y": 1}});
+        let b = json!({"metadata": {"name": "a", "labels": {"l": "v"}}, "spec": {"x": 1}, "status": {"y": 2}});
+        assert!(!spec_changed(&b, &a));
+        let c = json!({"metadata": {"name": "a"}, "spec": {"x": 2}});
+        assert!(spec_changed(&c, &a));
+        let d = json!({"metadata": {"name": "a"}});
+        assert!(spec_changed(&d, &a));
+    }
+
+    #[test]
+    fn generated_suffix_alphabet() {
+        let s = random_suffix();
+        assert_eq!(s.len(), 5);
+        assert!(s.chars().all(|c| "bcdfghjklmnpqrstvwxz2456789".contains(c)));
+    }
+}

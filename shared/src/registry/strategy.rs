@@ -1,0 +1,70 @@
+//! Per-kind behaviour plugged into the generic store: defaulting, validation,
+//! generation tracking and graceful deletion, as upstream's `RESTCreateStrategy`
+//! / `RESTUpdateStrategy` / `RESTDeleteStrategy`.
+//!
+//! Everything common to all kinds (server-set metadata, metadata validation,
+//! the status/spec split, finalizers) is done by the store itself; a strategy
+//! only adds what is particular to its kind.
+
+use serde_json::Value;
+
+use super::validation::FieldError;
+
+/// Behaviour of one kind. All methods have neutral defaults.
+pub trait Strategy: Send + Sync {
+    /// Defaults and clears fields on create (after the store set metadata).
+    fn prepare_for_create(&self, _obj: &mut Value) {}
+
+    /// Adjusts an update (e.g. keeps fields the caller may not change).
+    fn prepare_for_update(&self, _new: &mut Value, _old: &Value) {}
+
+    /// Kind-specific validation on create (metadata is validated by the store).
+    fn validate(&self, _obj: &Value) -> Vec<FieldError> {
+        Vec::new()
+    }
+
+    /// Kind-specific validation on update.
+    fn validate_update(&self, new: &Value, _old: &Value) -> Vec<FieldError> {
+        self.validate(new)
+    }
+
+    /// Whether `metadata.generation` is set to 1 on create and bumped when
+    /// anything but metadata and status changes.
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
+    /// Whether a PUT without `resourceVersion` may overwrite the object.
+    fn allow_unconditional_update(&self) -> bool {
+        true
+    }
+
+    /// The grace period a delete of `obj` gets when the client gave none, or
+    /// `None` to delete at once (upstream's `CheckGracefulDelete`). The store
+    /// applies the client's `gracePeriodSeconds` when present.
+    fn default_grace_period(&self, _obj: &Value) -> Option<i64> {
+        None
+    }
+
+    /// Called on DELETE of an object not yet being deleted: returns true when
+    /// the object must stay (marked with `deletionTimestamp`) because the kind
+    /// has its own pending work, e.g. a namespace with `spec.finalizers`. May
+    /// adjust the object (a namespace's phase becomes `Terminating`).
+    fn retain_on_delete(&self, _obj: &mut Value) -> bool {
+        false
+    }
+}
+
+/// The strategy of kinds with nothing particular.
+pub struct DefaultStrategy;
+
+impl Strategy for DefaultStrategy {}
+
+/// Kinds with a spec whose changes bump `metadata.generation`.
+pub struct SpecStrategy;
+
+impl Strategy for SpecStrategy {
+    fn tracks_generation(&self) -> bool {
+        true
+    }
+}

@@ -1,0 +1,201 @@
+//! WATCH on the generic store: initial state, then every change in order.
+//!
+//! - `resourceVersion` unset or `0`: synthetic ADDED events for the current
+//!   state, then changes after it ("get state and start at most recent").
+//! - `resourceVersion=N`: changes after N; a compacted N ends the stream with
+//!   an in-stream ERROR 410, as upstream's watch cache answers.
+//! - `sendInitialEvents=true`: the current state, then a BOOKMARK annotated
+//!   `k8s.io/initial-events-end: "true"` (streaming lists).
+//! - `allowWatchBookmarks`: a BOOKMARK about once a minute.
+//! - Selectors apply to both sides of a change, so an object that stops
+//!   matching is reported DELETED and one that starts matching ADDED.
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+use super::meta;
+use super::store::{storage_error, ListOptions, Store};
+use crate::endpoints::status::ApiError;
+use crate::storage::{StorageError, WatchEventKind};
+
+/// Upstream's bookmark period.
+const BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
+/// Events buffered per watcher before the producer waits for the client.
+const WATCH_BUFFER: usize = 256;
+
+/// One event of a watch stream.
+#[derive(Clone, Debug)]
+pub struct Event {
+    /// `ADDED`, `MODIFIED`, `DELETED`, `BOOKMARK` or `ERROR`.
+    pub type_: &'static str,
+    pub object: Value,
+}
+
+/// Options of a watch.
+#[derive(Clone, Default)]
+pub struct WatchOptions {
+    pub list: ListOptions,
+    pub allow_bookmarks: bool,
+    pub send_initial_events: Option<bool>,
+    pub timeout: Option<Duration>,
+}
+
+impl Store {
+    /// Starts a watch; events arrive on the returned channel until it closes.
+    pub async fn watch(&self, namespace: &str, opts: WatchOptions) -> Result<mpsc::Receiver<Event>, ApiError> {
+        if let Some(fs) = &opts.list.field_selector {
+            self.check_field_selector(fs)?;
+        }
+        let rv = opts.list.resource_version.clone().unwrap_or_default();
+        let send_initial = opts.send_initial_events.unwrap_or(rv.is_empty() || rv == "0");
+        if opts.send_initial_events.is_some() {
+            let mut errors = Vec::new();
+            if opts.list.resource_version_match.as_deref() != Some("NotOlderThan") {
+                errors.push(crate::registry::validation::FieldError::forbidden(
+                    "resourceVersionMatch",
+                    "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                ));
+            }
+            if !opts.allow_bookmarks {
+                errors.push(crate::registry::validation::FieldError::forbidden(
+                    "allowWatchBookmarks",
+                    "sendInitialEvents requires setting allowWatchBookmarks to true",
+                ));
+            }
+            if !errors.is_empty() {
+                return Err(ApiError::invalid("meta.k8s.io", "ListOptions", "", &errors));
+            }
+        }
+        let prefix = self.list_prefix(namespace);
+        let mut initial = Vec::new();
+        let start = if send_initial {
+            let list = ListOptions { limit: None, continue_token: None, resource_version: None, ..opts.list.clone() };
+            let page = self.list(namespace, &list).await?;
+            initial = page.items;
+            page.resource_version + 1
+        } else {
+            let n: i64 = rv.parse().map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv}")))?;
+            n + 1
+        };
+        let mut stream = self.storage().watch(&prefix, true, start).await.map_err(storage_error)?;
+        let (tx, rx) = mpsc::channel(WATCH_BUFFER);
+        let store = self.clone();
+        tokio::spawn(async move {
+            let initial_rv = start - 1;
+            for mut obj in initial {
+                if let Value::Object(m) = &mut obj {
+                    m.insert("apiVersion".into(), Value::String(store.def.api_version()));
+                    m.insert("kind".into(), Value::String(store.def.kind.clone()));
+                }
+                if tx.send(Event { type_: "ADDED", object: obj }).await.is_err() {
+                    return;
+                }
+            }
+            if opts.send_initial_events == Some(true) {
+                let mut bookmark = store.bookmark(initial_rv);
+                meta::set(&mut bookmark, "annotations", json!({"k8s.io/initial-events-end": "true"}));
+                if tx.send(Event { type_: "BOOKMARK", object: bookmark }).await.is_err() {
+                    return;
+                }
+            }
+            let deadline = opts.timeout.map(|t| tokio::time::Instant::now() + t);
+            let mut bookmarks = tokio::time::interval_at(tokio::time::Instant::now() + BOOKMARK_INTERVAL, BOOKMARK_INTERVAL);
+            let mut last_rv = initial_rv;
+            loop {
+                let sleep_until = async {
+                    match deadline {
+                        Some(d) => tokio::time::sleep_until(d).await,
+                        None => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    _ = tx.closed() => return,
+                    _ = sleep_until => return,
+                    _ = bookmarks.tick(), if opts.allow_bookmarks => {
+                        let rv = last_rv.max(stream.last_revision());
+                        if rv > 0 && tx.send(Event { type_: "BOOKMARK", object: store.bookmark(rv) }).await.is_err() {
+                            return;
+                        }
+                    }
+                    next = stream.next() => {
+                        match next {
+                            None => return,
+                            Some(Ok(ev)) => {
+                                last_rv = ev.kv.mod_revision;
+                                if let Some(event) = store.translate(&ev, &opts.list) {
+                                    if tx.send(event).await.is_err() {
+                                        return;
+                                    }
+                                }
+                            }
+                            Some(Err(e)) => {
+                                let status = match e {
+                                    StorageError::Expired { requested, compacted } => ApiError::expired(
+                                        format!("too old resource version: {} ({})", requested - 1, compacted),
+                                    ),
+                                    other => storage_error(other),
+                                };
+                                let _ = tx.send(Event { type_: "ERROR", object: status.to_status() }).await;
+                                return;
+                            }
+                        }
+                    }
+                }
+            }
+        });
+        Ok(rx)
+    }
+
+    /// A BOOKMARK object: the kind with only `metadata.resourceVersion`.
+    fn bookmark(&self, rv: i64) -> Value {
+        json!({
+            "kind": self.def.kind,
+            "apiVersion": self.def.api_version(),
+            "metadata": { "resourceVersion": rv.to_string(), "creationTimestamp": null },
+        })
+    }
+
+    /// Turns a storage event into an API event, applying the selectors to the
+    /// old and new state.
+    fn translate(&self, ev: &crate::storage::WatchEvent, opts: &ListOptions) -> Option<Event> {
+        let decode = |kv: &crate::storage::KeyValue| self.decode(kv).ok();
+        let with_type = |mut obj: Value| {
+            if let Value::Object(m) = &mut obj {
+                m.insert("apiVersion".into(), Value::String(self.def.api_version()));
+                m.insert("kind".into(), Value::String(self.def.kind.clone()));
+            }
+            obj
+        };
+        match ev.kind {
+            WatchEventKind::Added => {
+                let obj = decode(&ev.kv)?;
+                self.matches(&obj, opts).then(|| Event { type_: "ADDED", object: with_type(obj) })
+            }
+            WatchEventKind::Modified => {
+                let obj = decode(&ev.kv)?;
+                let now = self.matches(&obj, opts);
+                let before = match ev.prev.as_ref().and_then(decode) {
+                    Some(prev) => self.matches(&prev, opts),
+                    None => now,
+                };
+                match (before, now) {
+                    (true, true) => Some(Event { type_: "MODIFIED", object: with_type(obj) }),
+                    (false, true) => Some(Event { type_: "ADDED", object: with_type(obj) }),
+                    (true, false) => {
+                        let mut prev = ev.prev.as_ref().and_then(decode).unwrap_or(obj);
+                        meta::set(&mut prev, "resourceVersion", Value::String(ev.kv.mod_revision.to_string()));
+                        Some(Event { type_: "DELETED", object: with_type(prev) })
+                    }
+                    (false, false) => None,
+                }
+            }
+            WatchEventKind::Deleted => {
+                let obj = decode(&ev.kv)?;
+                self.matches(&obj, opts).then(|| Event { type_: "DELETED", object: with_type(obj) })
+            }
+        }
+    }
+}

@@ -1,0 +1,48 @@
+//! The handler chain, assembled in one place, in upstream's order
+//! (`DefaultBuildHandlerChain`; the request passes through top to bottom).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tower::ServiceBuilder;
+
+use crate::authentication::request_header::RequestHeaderNames;
+use crate::authentication::union::UnionAuthenticator;
+use crate::authorization::Authorizer;
+use crate::filters::audit_id::AuditId;
+use crate::filters::authentication::Authentication;
+use crate::filters::authorization::Authorization;
+use crate::filters::body_limit::BodyLimit;
+use crate::filters::cache_control::CacheControl;
+use crate::filters::panic_recovery::PanicRecovery;
+use crate::filters::request_info::WithRequestInfo;
+use crate::filters::timeout::RequestTimeout;
+use crate::filters::{FilterLayer, HttpService};
+
+/// What the chain needs.
+#[derive(Clone)]
+pub struct ChainConfig {
+    pub authenticator: Arc<UnionAuthenticator>,
+    pub header_names: Arc<RequestHeaderNames>,
+    pub authorizer: Arc<dyn Authorizer>,
+    pub request_timeout: Duration,
+    pub max_request_body_bytes: usize,
+}
+
+/// Wraps `handler` in every filter.
+pub fn build_handler_chain(handler: HttpService, cfg: &ChainConfig) -> HttpService {
+    let svc = ServiceBuilder::new()
+        .layer(FilterLayer(PanicRecovery))
+        .layer(FilterLayer(AuditId))
+        .layer(FilterLayer(WithRequestInfo))
+        .layer(FilterLayer(CacheControl))
+        .layer(FilterLayer(RequestTimeout { default: cfg.request_timeout }))
+        .layer(FilterLayer(BodyLimit { max_bytes: cfg.max_request_body_bytes }))
+        .layer(FilterLayer(Authentication {
+            authenticator: cfg.authenticator.clone(),
+            header_names: cfg.header_names.clone(),
+        }))
+        .layer(FilterLayer(Authorization { authorizer: cfg.authorizer.clone() }))
+        .service(handler);
+    tower::util::BoxCloneService::new(svc)
+}

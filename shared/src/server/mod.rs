@@ -1,0 +1,84 @@
+//! Serving: listeners, TLS, the handler chain, and running a tier.
+
+pub mod chain;
+pub mod handler;
+pub mod healthz;
+pub mod options;
+pub mod serve;
+pub mod tls;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use anyhow::Context;
+
+use crate::authorization::Authorizer;
+use crate::filters::{service_fn, HttpService};
+use handler::ApiServer;
+use options::{AuthenticationOptions, GenericOptions, SecureServingOptions};
+
+/// Everything needed to run one tier's HTTPS server.
+pub struct ServerConfig<'a> {
+    pub name: &'static str,
+    pub serving: &'a SecureServingOptions,
+    pub default_port: u16,
+    pub authentication: &'a AuthenticationOptions,
+    pub generic: &'a GenericOptions,
+    pub authorizer: Arc<dyn Authorizer>,
+}
+
+/// Starts logging as configured by `RUST_LOG` (default `info`).
+pub fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_target(false).try_init();
+}
+
+/// Resolves on SIGTERM or Ctrl-C.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+}
+
+/// The address a server listens on.
+pub fn listen_address(serving: &SecureServingOptions, default_port: u16) -> SocketAddr {
+    SocketAddr::new(serving.bind_address, serving.secure_port.unwrap_or(default_port))
+}
+
+/// Serves `api` behind the full handler chain until SIGTERM/Ctrl-C.
+pub async fn run(cfg: ServerConfig<'_>, api: Arc<ApiServer>) -> anyhow::Result<()> {
+    let authn = cfg.authentication.build()?;
+    let cert = std::fs::read(&cfg.serving.tls_cert_file)
+        .with_context(|| format!("reading {}", cfg.serving.tls_cert_file.display()))?;
+    let key = std::fs::read(&cfg.serving.tls_private_key_file)
+        .with_context(|| format!("reading {}", cfg.serving.tls_private_key_file.display()))?;
+    let tls = Arc::new(tls::server_config(&cert, &key, authn.client_ca_hints.clone())?);
+    let chain_cfg = chain::ChainConfig {
+        authenticator: authn.authenticator,
+        header_names: authn.header_names,
+        authorizer: cfg.authorizer,
+        request_timeout: cfg.generic.request_timeout,
+        max_request_body_bytes: crate::endpoints::handlers::MAX_REQUEST_BODY_BYTES,
+    };
+    let handler: HttpService = service_fn(move |req| api.clone().handle(req));
+    let service = chain::build_handler_chain(handler, &chain_cfg);
+    let addr = listen_address(cfg.serving, cfg.default_port);
+    let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("binding {addr}"))?;
+    tracing::info!(server = cfg.name, %addr, "serving securely");
+    serve::serve(listener, tls, service, shutdown_signal(), cfg.generic.shutdown_drain).await;
+    tracing::info!(server = cfg.name, "stopped");
+    Ok(())
+}

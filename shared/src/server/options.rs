@@ -1,0 +1,162 @@
+//! Command-line options shared by every tier, named as upstream's flags.
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+
+use crate::authentication::request_header::{RequestHeaderAuthenticator, RequestHeaderNames};
+use crate::authentication::token_file::TokenFileAuthenticator;
+use crate::authentication::union::{UnionAuthenticator, DEFAULT_ANONYMOUS_PATHS};
+use crate::authentication::x509::{CertVerifier, X509Authenticator};
+use crate::authentication::Authenticator;
+
+/// `--bind-address`, `--secure-port`, `--tls-*`.
+#[derive(clap::Args, Clone, Debug)]
+pub struct SecureServingOptions {
+    /// The IP address on which to listen for the --secure-port port.
+    #[arg(long, default_value = "0.0.0.0")]
+    pub bind_address: IpAddr,
+    /// The port on which to serve HTTPS with authentication and authorization.
+    #[arg(long)]
+    pub secure_port: Option<u16>,
+    /// File containing the default x509 serving certificate (PEM, chain allowed).
+    #[arg(long)]
+    pub tls_cert_file: PathBuf,
+    /// File containing the default x509 private key matching --tls-cert-file.
+    #[arg(long)]
+    pub tls_private_key_file: PathBuf,
+}
+
+/// `--client-ca-file`, `--token-auth-file`, `--requestheader-*`, `--anonymous-auth`.
+#[derive(clap::Args, Clone, Debug)]
+pub struct AuthenticationOptions {
+    /// Client certificates signed by this CA authenticate as their CN (user) and O (groups).
+    #[arg(long)]
+    pub client_ca_file: Option<PathBuf>,
+    /// Static bearer tokens, CSV: token,user,uid,"group1,group2".
+    #[arg(long)]
+    pub token_auth_file: Option<PathBuf>,
+    /// Allow requests without credentials to the health and version endpoints as system:anonymous.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub anonymous_auth: bool,
+    /// CA verifying the client certificates of front proxies before their identity headers are trusted.
+    #[arg(long)]
+    pub requestheader_client_ca_file: Option<PathBuf>,
+    /// Common names allowed for front-proxy client certificates (empty: any signed by the CA).
+    #[arg(long, value_delimiter = ',')]
+    pub requestheader_allowed_names: Vec<String>,
+    /// Headers carrying the user name.
+    #[arg(long, value_delimiter = ',', default_value = "X-Remote-User")]
+    pub requestheader_username_headers: Vec<String>,
+    /// Headers carrying the user UID.
+    #[arg(long, value_delimiter = ',')]
+    pub requestheader_uid_headers: Vec<String>,
+    /// Headers carrying groups.
+    #[arg(long, value_delimiter = ',', default_value = "X-Remote-Group")]
+    pub requestheader_group_headers: Vec<String>,
+    /// Header prefixes carrying extra user attributes.
+    #[arg(long, value_delimiter = ',', default_value = "X-Remote-Extra-")]
+    pub requestheader_extra_headers_prefix: Vec<String>,
+}
+
+/// The pieces built from [`AuthenticationOptions`].
+pub struct BuiltAuthentication {
+    pub authenticator: Arc<UnionAuthenticator>,
+    pub header_names: Arc<RequestHeaderNames>,
+    /// CA subjects offered to clients in the TLS handshake.
+    pub client_ca_hints: Vec<rustls::DistinguishedName>,
+}
+
+impl AuthenticationOptions {
+    /// Reads the files and builds the union authenticator.
+    pub fn build(&self) -> anyhow::Result<BuiltAuthentication> {
+        let names = RequestHeaderNames {
+            username: self.requestheader_username_headers.clone(),
+            uid: self.requestheader_uid_headers.clone(),
+            group: self.requestheader_group_headers.clone(),
+            extra_prefix: self.requestheader_extra_headers_prefix.clone(),
+        };
+        let mut authenticators: Vec<Arc<dyn Authenticator>> = Vec::new();
+        let mut hints = Vec::new();
+        if let Some(path) = &self.requestheader_client_ca_file {
+            let pem = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+            let verifier = CertVerifier::from_pem(&pem).with_context(|| format!("loading {}", path.display()))?;
+            hints.extend(verifier.root_hint_subjects());
+            authenticators.push(Arc::new(RequestHeaderAuthenticator::new(
+                verifier,
+                self.requestheader_allowed_names.iter().filter(|n| !n.is_empty()).cloned().collect(),
+                names.clone(),
+            )));
+        }
+        if let Some(path) = &self.client_ca_file {
+            let pem = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+            let verifier = CertVerifier::from_pem(&pem).with_context(|| format!("loading {}", path.display()))?;
+            hints.extend(verifier.root_hint_subjects());
+            authenticators.push(Arc::new(X509Authenticator::new(verifier)));
+        }
+        if let Some(path) = &self.token_auth_file {
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            authenticators.push(Arc::new(
+                TokenFileAuthenticator::parse(&text).with_context(|| format!("parsing {}", path.display()))?,
+            ));
+        }
+        let anonymous = self
+            .anonymous_auth
+            .then(|| DEFAULT_ANONYMOUS_PATHS.iter().map(|p| p.to_string()).collect());
+        Ok(BuiltAuthentication {
+            authenticator: Arc::new(UnionAuthenticator::new(authenticators, anonymous)),
+            header_names: Arc::new(names),
+            client_ca_hints: hints,
+        })
+    }
+}
+
+/// `--delegate-url` and the credentials used to reach the next tier.
+#[derive(clap::Args, Clone, Debug)]
+pub struct DelegationOptions {
+    /// HTTPS URL of the next tier, which serves what this one does not.
+    #[arg(long)]
+    pub delegate_url: Option<String>,
+    /// CA bundle verifying the next tier's serving certificate.
+    #[arg(long)]
+    pub delegate_ca_file: Option<PathBuf>,
+    /// Client certificate presented to the next tier (front-proxy client).
+    #[arg(long)]
+    pub proxy_client_cert_file: Option<PathBuf>,
+    /// Key of --proxy-client-cert-file.
+    #[arg(long)]
+    pub proxy_client_key_file: Option<PathBuf>,
+}
+
+/// `--etcd-servers` and friends.
+#[derive(clap::Args, Clone, Debug)]
+pub struct EtcdOptions {
+    /// List of etcd servers to connect with (scheme://ip:port), comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "http://127.0.0.1:2379")]
+    pub etcd_servers: Vec<String>,
+    /// The prefix to prepend to all resource paths in etcd.
+    #[arg(long, default_value = "/registry")]
+    pub etcd_prefix: String,
+    /// The interval of compaction requests (0 disables compaction by this server).
+    #[arg(long, default_value = "5m", value_parser = parse_duration)]
+    pub etcd_compaction_interval: Duration,
+}
+
+/// `--request-timeout` and other generic limits.
+#[derive(clap::Args, Clone, Debug)]
+pub struct GenericOptions {
+    /// Default deadline of non-long-running requests.
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    pub request_timeout: Duration,
+    /// How long to wait for open connections when shutting down.
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub shutdown_drain: Duration,
+}
+
+/// Parses a Go-style duration flag (`60s`, `5m`).
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    crate::endpoints::duration::parse_go_duration(s)
+}
