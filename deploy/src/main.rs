@@ -60,11 +60,11 @@ struct UpArgs {
     /// The etcd binary (a bare name is looked up in PATH).
     #[arg(long, default_value = deploy::DEFAULT_ETCD_BINARY)]
     etcd_binary: PathBuf,
-    /// Let the processes write to this terminal instead of <state-dir>/logs.
+    /// Let the processes write to this terminal instead of STATE_DIR/logs.
     #[arg(long)]
     no_log_files: bool,
     /// Detach: run the supervisor in a new session (output in
-    /// <state-dir>/logs/supervisor.log) and return once the cluster is ready.
+    /// STATE_DIR/logs/supervisor.log) and return once the cluster is ready.
     #[arg(long)]
     background: bool,
 }

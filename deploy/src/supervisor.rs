@@ -379,14 +379,14 @@ fn looks_like_supervisor(pid: u32) -> bool {
     }
 }
 
-/// The fields of /proc/<pid>/stat this program needs.
+/// The fields of `/proc/<pid>/stat` this program needs.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct ProcStat {
     state: char,
     session: i64,
 }
 
-/// Parses the text of /proc/<pid>/stat.
+/// Parses the text of `/proc/<pid>/stat`.
 pub(crate) fn parse_proc_stat(text: &str) -> Option<ProcStat> {
     // The command name may contain spaces and parentheses: fields start after the last ')'.
     let rest = &text[text.rfind(')')? + 1..];

@@ -6,7 +6,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::StreamExt;
 use serde_json::{json, Value};
 use shared::endpoints::discovery::GroupSet;
 use shared::registry::meta;

@@ -270,7 +270,7 @@ impl Strategy for PodStrategy {
                     if name.is_empty() {
                         errs.push(FieldError::required(&path, ""));
                     } else {
-                        for msg in shared::registry::validation::is_dns1123_label(name) {
+                        for msg in shared::registry::validation::names::is_dns1123_label(name) {
                             errs.push(FieldError::invalid(&path, json!(name), &msg));
                         }
                     }

@@ -1,5 +1,6 @@
 //! Every built-in resource kube-core serves, declared on the generic store.
 
+mod authentication_v1;
 mod core_v1;
 
 use shared::admission::AdmissionChain;
@@ -19,5 +20,6 @@ pub fn build(storage: &EtcdStorage, prefix: &str, admission: &AdmissionChain) ->
     for def in definitions() {
         groups.add(Store::new(def, storage.clone(), prefix, admission.clone()));
     }
+    authentication_v1::register(&mut groups);
     groups
 }

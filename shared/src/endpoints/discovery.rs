@@ -17,13 +17,40 @@ pub struct GroupEntry {
     pub versions: Vec<String>,
 }
 
-/// Everything a server serves from its own stores, in registration order.
+/// A handler for a resource that is not backed by the generic store
+/// (reviews such as SelfSubjectReview, TokenReview, SubjectAccessReview).
+pub type ResourceHandler = Arc<
+    dyn Fn(crate::body::Request, crate::endpoints::request_info::RequestInfo) -> futures_util::future::BoxFuture<'static, crate::body::Response>
+        + Send
+        + Sync,
+>;
+
+/// How a resource is served.
+#[derive(Clone)]
+pub enum Route {
+    /// By the generic store.
+    Store(Arc<Store>),
+    /// By a custom handler.
+    Handler(Arc<ResourceDef>, ResourceHandler),
+}
+
+impl Route {
+    /// The resource's declaration.
+    pub fn def(&self) -> &ResourceDef {
+        match self {
+            Route::Store(s) => &s.def,
+            Route::Handler(d, _) => d,
+        }
+    }
+}
+
+/// Everything a server serves itself, in registration order.
 #[derive(Clone, Default)]
 pub struct GroupSet {
     groups: Vec<GroupEntry>,
-    stores: BTreeMap<(String, String, String), Arc<Store>>,
+    routes: BTreeMap<(String, String, String), Route>,
     /// (group, version) → resources in registration order.
-    resources: BTreeMap<(String, String), Vec<Arc<Store>>>,
+    resources: BTreeMap<(String, String), Vec<Route>>,
 }
 
 impl GroupSet {
@@ -31,7 +58,16 @@ impl GroupSet {
     /// order first registered.
     pub fn add(&mut self, store: Store) {
         let def = store.def.clone();
-        let store = Arc::new(store);
+        self.add_route(&def, Route::Store(Arc::new(store)));
+    }
+
+    /// Registers a resource served by a custom handler.
+    pub fn add_handler(&mut self, def: ResourceDef, handler: ResourceHandler) {
+        let def = Arc::new(def);
+        self.add_route(&def.clone(), Route::Handler(def, handler));
+    }
+
+    fn add_route(&mut self, def: &ResourceDef, route: Route) {
         match self.groups.iter_mut().find(|g| g.name == def.group) {
             Some(g) => {
                 if !g.versions.contains(&def.version) {
@@ -40,13 +76,21 @@ impl GroupSet {
             }
             None => self.groups.push(GroupEntry { name: def.group.clone(), versions: vec![def.version.clone()] }),
         }
-        self.stores.insert((def.group.clone(), def.version.clone(), def.resource.clone()), store.clone());
-        self.resources.entry((def.group.clone(), def.version.clone())).or_default().push(store);
+        self.routes.insert((def.group.clone(), def.version.clone(), def.resource.clone()), route.clone());
+        self.resources.entry((def.group.clone(), def.version.clone())).or_default().push(route);
     }
 
-    /// The store serving a resource.
+    /// How a resource is served.
+    pub fn route(&self, group: &str, version: &str, resource: &str) -> Option<&Route> {
+        self.routes.get(&(group.to_string(), version.to_string(), resource.to_string()))
+    }
+
+    /// The store serving a resource, if it is store-backed.
     pub fn lookup(&self, group: &str, version: &str, resource: &str) -> Option<&Arc<Store>> {
-        self.stores.get(&(group.to_string(), version.to_string(), resource.to_string()))
+        match self.route(group, version, resource)? {
+            Route::Store(s) => Some(s),
+            Route::Handler(..) => None,
+        }
     }
 
     /// Whether this server owns `group` (the core group is `""`).
@@ -61,7 +105,10 @@ impl GroupSet {
 
     /// All stores.
     pub fn stores(&self) -> impl Iterator<Item = &Arc<Store>> {
-        self.stores.values()
+        self.routes.values().filter_map(|r| match r {
+            Route::Store(s) => Some(s),
+            Route::Handler(..) => None,
+        })
     }
 
     /// The named groups (not the core group), in order.
@@ -98,14 +145,15 @@ impl GroupSet {
         let stores = self.resources.get(&(group.to_string(), version.to_string()))?;
         let gv = if group.is_empty() { version.to_string() } else { format!("{group}/{version}") };
         let mut resources = Vec::new();
-        for s in stores {
-            resources.push(api_resource(&s.def));
-            for sub in &s.def.subresources {
+        for route in stores {
+            let def = route.def();
+            resources.push(api_resource(def));
+            for sub in &def.subresources {
                 resources.push(json!({
-                    "name": format!("{}/{}", s.def.resource, sub.name()),
-                    "singularName": s.def.singular,
-                    "namespaced": s.def.namespaced,
-                    "kind": s.def.kind,
+                    "name": format!("{}/{}", def.resource, sub.name()),
+                    "singularName": def.singular,
+                    "namespaced": def.namespaced,
+                    "kind": def.kind,
                     "verbs": ["get", "patch", "update"],
                 }));
             }

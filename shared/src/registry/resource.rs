@@ -123,6 +123,12 @@ impl ResourceDef {
         self
     }
 
+    /// Sets the verbs (e.g. only `create` for review resources).
+    pub fn verbs(mut self, verbs: &[&str]) -> Self {
+        self.verbs = verbs.iter().map(|s| s.to_string()).collect();
+        self
+    }
+
     /// Adds a subresource.
     pub fn with_subresource(mut self, sub: Subresource) -> Self {
         self.subresources.push(sub);

@@ -297,7 +297,10 @@ mod tests {
             ("a=b\\,c", "a=b\\,c"),
             ("a=b\\=c", "a=b\\=c"),
             ("a=b\\\\c", "a=b\\\\c"),
-            ("metadata.name=foo,status.phase!=Running", "metadata.name=foo,status.phase!=Running"),
+            (
+                "metadata.name=foo,status.phase!=Running",
+                "metadata.name=foo,status.phase!=Running",
+            ),
             ("=", ""),
         ];
         for (input, canonical) in cases {
@@ -356,11 +359,17 @@ mod tests {
         assert_eq!(sel.requires_exact_match("metadata.name"), Some("foo"));
         assert_eq!(sel.requires_exact_match("spec.nodeName"), None);
         assert_eq!(sel.requires_exact_match("other"), None);
-        assert_eq!(sel.fields().collect::<Vec<_>>(), vec!["metadata.name", "spec.nodeName"]);
+        assert_eq!(
+            sel.fields().collect::<Vec<_>>(),
+            vec!["metadata.name", "spec.nodeName"]
+        );
         assert!(!sel.is_empty());
         assert!(parse("").is_empty());
         assert!(FieldSelector::everything().is_empty());
-        assert_eq!(FieldSelector::one_term_equal("a", "b,c").to_string(), "a=b\\,c");
+        assert_eq!(
+            FieldSelector::one_term_equal("a", "b,c").to_string(),
+            "a=b\\,c"
+        );
     }
 
     #[test]
@@ -393,6 +402,8 @@ mod tests {
             })
             .unwrap_or_default();
         assert_eq!(out.to_string(), "spec.nodeName=n1");
-        assert!(parse("bad=x").transform(|_, _| Err("no".to_string())).is_err());
+        assert!(parse("bad=x")
+            .transform(|_, _| Err("no".to_string()))
+            .is_err());
     }
 }

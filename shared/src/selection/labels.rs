@@ -14,7 +14,9 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use crate::registry::validation::field_error::{aggregate_strings, go_quote, FieldError, FieldPath};
+use crate::registry::validation::field_error::{
+    aggregate_strings, go_quote, FieldError, FieldPath,
+};
 use crate::registry::validation::names;
 
 /// A requirement's operator (upstream's `selection.Operator`).
@@ -307,7 +309,12 @@ pub fn from_label_selector_json(v: &Value) -> Result<LabelSelector, String> {
             "NotIn" => Operator::NotIn,
             "Exists" => Operator::Exists,
             "DoesNotExist" => Operator::DoesNotExist,
-            other => return Err(format!("{} is not a valid pod selector operator", go_quote(other))),
+            other => {
+                return Err(format!(
+                    "{} is not a valid pod selector operator",
+                    go_quote(other)
+                ))
+            }
         };
         let values: Vec<String> = expr
             .get("values")
@@ -373,7 +380,9 @@ fn new_requirement(
         }
         Operator::Equals | Operator::DoubleEquals | Operator::NotEquals => {
             if values.len() != 1 {
-                errs.push(invalid_values("exact-match compatibility requires one single value"));
+                errs.push(invalid_values(
+                    "exact-match compatibility requires one single value",
+                ));
             }
         }
         Operator::Exists | Operator::DoesNotExist => {
@@ -635,11 +644,7 @@ impl Parser {
                                 ));
                             }
                         }
-                        _ => {
-                            return Err(format!(
-                                "found '{l}', expected: ',' or 'end of string'"
-                            ))
-                        }
+                        _ => return Err(format!("found '{l}', expected: ',' or 'end of string'")),
                     }
                 }
                 Token::EndOfString => return Ok(requirements),
@@ -812,7 +817,11 @@ mod tests {
             "example.com/key=value",
             "x\t=\ta",
         ] {
-            assert!(LabelSelector::parse(s).is_ok(), "{s}: {:?}", LabelSelector::parse(s));
+            assert!(
+                LabelSelector::parse(s).is_ok(),
+                "{s}: {:?}",
+                LabelSelector::parse(s)
+            );
         }
     }
 
@@ -846,19 +855,52 @@ mod tests {
         let cases = [
             ("x=a,", "found '', expected: identifier after ','"),
             ("x=a,,y=b", "found ',', expected: identifier after ','"),
-            (",x=a", "found ',', expected: !, identifier, or 'end of string'"),
-            ("x in a", "unable to parse requirement: found 'a' expected: '('"),
-            ("x in (a", "unable to parse requirement: found '', expected: ',' or ')'"),
-            ("x in (a b)", "unable to parse requirement: found 'b', expected: ',' or ')'"),
-            ("x in (=)", "unable to parse requirement: found '=', expected: ',', ')' or identifier"),
-            ("x in (a,=)", "unable to parse requirement: found '=', expected: ',', or identifier"),
-            ("x y", "unable to parse requirement: found 'y', expected: in, notin, =, ==, !=, gt, lt"),
-            ("x=(a)", "unable to parse requirement: found '(', expected: identifier"),
-            ("!", "unable to parse requirement: found '', expected: identifier"),
+            (
+                ",x=a",
+                "found ',', expected: !, identifier, or 'end of string'",
+            ),
+            (
+                "x in a",
+                "unable to parse requirement: found 'a' expected: '('",
+            ),
+            (
+                "x in (a",
+                "unable to parse requirement: found '', expected: ',' or ')'",
+            ),
+            (
+                "x in (a b)",
+                "unable to parse requirement: found 'b', expected: ',' or ')'",
+            ),
+            (
+                "x in (=)",
+                "unable to parse requirement: found '=', expected: ',', ')' or identifier",
+            ),
+            (
+                "x in (a,=)",
+                "unable to parse requirement: found '=', expected: ',', or identifier",
+            ),
+            (
+                "x y",
+                "unable to parse requirement: found 'y', expected: in, notin, =, ==, !=, gt, lt",
+            ),
+            (
+                "x=(a)",
+                "unable to parse requirement: found '(', expected: identifier",
+            ),
+            (
+                "!",
+                "unable to parse requirement: found '', expected: identifier",
+            ),
             ("!x=a", "found '=', expected: ',' or 'end of string'"),
             ("x=a y=b", "found 'y', expected: ',' or 'end of string'"),
-            ("=a", "found '=', expected: !, identifier, or 'end of string'"),
-            ("x>=1", "unable to parse requirement: found '=', expected: identifier"),
+            (
+                "=a",
+                "found '=', expected: !, identifier, or 'end of string'",
+            ),
+            (
+                "x>=1",
+                "unable to parse requirement: found '=', expected: identifier",
+            ),
         ];
         for (input, msg) in cases {
             assert_eq!(LabelSelector::parse(input), Err(msg.to_string()), "{input}");
@@ -889,7 +931,10 @@ mod tests {
         );
         // Multiple key problems are joined with "; ".
         let err = LabelSelector::parse(&format!("{}-", "a".repeat(64))).unwrap_err();
-        assert!(err.contains("name part must be no more than 63 characters; name part must consist"), "{err}");
+        assert!(
+            err.contains("name part must be no more than 63 characters; name part must consist"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -897,7 +942,10 @@ mod tests {
         let sel = parse("in in (in, notin)");
         assert_eq!(sel.requirements()[0].key(), "in");
         assert_eq!(sel.requirements()[0].operator(), Operator::In);
-        assert_eq!(sel.requirements()[0].values(), &["in".to_string(), "notin".to_string()]);
+        assert_eq!(
+            sel.requirements()[0].values(),
+            &["in".to_string(), "notin".to_string()]
+        );
         let sel = parse("x=in");
         assert_eq!(sel.requirements()[0].values(), &["in".to_string()]);
     }
@@ -921,12 +969,33 @@ mod tests {
     fn matching_follows_upstream() {
         let ls = labels(json!({"x": "a", "n": "5", "s": "abc"}));
         let yes = [
-            "", "x", "x=a", "x==a", "x!=b", "y!=b", "!y", "x in (a,b)", "x notin (b)",
-            "y notin (b)", "n>4", "n<6", "x=a,n>1",
+            "",
+            "x",
+            "x=a",
+            "x==a",
+            "x!=b",
+            "y!=b",
+            "!y",
+            "x in (a,b)",
+            "x notin (b)",
+            "y notin (b)",
+            "n>4",
+            "n<6",
+            "x=a,n>1",
         ];
         let no = [
-            "y", "!x", "x=b", "x!=a", "x in (b)", "x notin (a)", "y in (a)", "n>5", "n<5",
-            "s>1", "y>1", "x=a,n>9",
+            "y",
+            "!x",
+            "x=b",
+            "x!=a",
+            "x in (b)",
+            "x notin (a)",
+            "y in (a)",
+            "n>5",
+            "n<5",
+            "s>1",
+            "y>1",
+            "x=a,n>9",
         ];
         for s in yes {
             assert!(parse(s).matches(&ls), "{s}");
@@ -989,7 +1058,9 @@ mod tests {
     #[test]
     fn from_json_errors() {
         assert_eq!(
-            from_label_selector_json(&json!({"matchExpressions": [{"key": "a", "operator": "Gt", "values": ["1"]}]})),
+            from_label_selector_json(
+                &json!({"matchExpressions": [{"key": "a", "operator": "Gt", "values": ["1"]}]})
+            ),
             Err("\"Gt\" is not a valid pod selector operator".to_string())
         );
         assert_eq!(
@@ -1001,9 +1072,15 @@ mod tests {
             Err("values: Invalid value: []string{\"x\"}: values set must be empty for exists and does not exist".to_string())
         );
         let err = from_label_selector_json(&json!({"matchLabels": {"-a": "b"}})).unwrap_err();
-        assert!(err.starts_with("key: Invalid value: \"-a\": name part must consist"), "{err}");
+        assert!(
+            err.starts_with("key: Invalid value: \"-a\": name part must consist"),
+            "{err}"
+        );
         let err = from_label_selector_json(&json!({"matchLabels": {"a": "-b"}})).unwrap_err();
-        assert!(err.starts_with("values[0][a]: Invalid value: \"-b\": a valid label"), "{err}");
+        assert!(
+            err.starts_with("values[0][a]: Invalid value: \"-b\": a valid label"),
+            "{err}"
+        );
         assert!(from_label_selector_json(&json!("x")).is_err());
         assert!(from_label_selector_json(&json!({"matchLabels": {"a": 1}})).is_err());
     }

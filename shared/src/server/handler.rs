@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::healthz::HealthChecks;
 use crate::authentication::UserInfo;
 use crate::body::{self, Request, Response};
-use crate::endpoints::discovery::{group_list, GroupSet};
+use crate::endpoints::discovery::{group_list, GroupSet, Route};
 use crate::endpoints::handlers::{self, json_response};
 use crate::endpoints::request_info::RequestInfo;
 use crate::endpoints::status::ApiError;
@@ -77,9 +77,10 @@ impl ApiServer {
         }
         let groups = self.groups();
         if info.is_resource_request {
-            if let Some(store) = groups.lookup(&info.api_group, &info.api_version, &info.resource) {
-                let store = store.clone();
-                return handlers::serve(&store, &info, req).await;
+            match groups.route(&info.api_group, &info.api_version, &info.resource).cloned() {
+                Some(Route::Store(store)) => return handlers::serve(&store, &info, req).await,
+                Some(Route::Handler(_, handler)) => return handler(req, info).await,
+                None => {}
             }
             if groups.owns_group(&info.api_group) {
                 return ApiError::path_not_found().into_response();
@@ -93,7 +94,10 @@ impl ApiServer {
                 Some(list) => json_response(200, &list, false),
                 None => ApiError::path_not_found().into_response(),
             },
-            ["apis"] => self.merged_group_list(&groups, &req).await,
+            ["apis"] => {
+                let user = req.extensions().get::<UserInfo>().cloned();
+                self.merged_group_list(&groups, user.as_ref()).await
+            }
             ["apis", g] if groups.owns_group(g) => match groups.api_group(g) {
                 Some(body) => json_response(200, &body, false),
                 None => ApiError::path_not_found().into_response(),
@@ -117,12 +121,11 @@ impl ApiServer {
     }
 
     /// `/apis`: this server's groups, then the delegate's.
-    async fn merged_group_list(&self, groups: &GroupSet, req: &Request) -> Response {
+    async fn merged_group_list(&self, groups: &GroupSet, user: Option<&UserInfo>) -> Response {
         let own = groups.group_list_entries();
         let delegated = match &self.delegate {
             Some(d) => {
-                let user = req.extensions().get::<UserInfo>().cloned();
-                fetch_group_list(d, user.as_ref()).await.unwrap_or_else(|e| {
+                fetch_group_list(d, user).await.unwrap_or_else(|e| {
                     tracing::warn!(error = %e, "could not read the delegate's /apis");
                     Vec::new()
                 })

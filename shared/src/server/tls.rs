@@ -127,6 +127,7 @@ pub fn client_config(
         Some((cert, key)) => builder.with_client_auth_cert(parse_certs(cert)?, parse_key(key)?)?,
         None => builder.with_no_client_auth(),
     };
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    // ALPN is set by the connector (HTTP/1.1 only).
+    config.alpn_protocols.clear();
     Ok(config)
 }

@@ -83,9 +83,7 @@ impl Query {
     /// The list/watch selection options.
     pub fn list_options(&self) -> Result<ListOptions, ApiError> {
         let label_selector = match self.get("labelSelector").filter(|s| !s.is_empty()) {
-            Some(s) => Some(LabelSelector::parse(s).map_err(|e| {
-                ApiError::bad_request(format!("unable to parse requirement: {e}"))
-            })?),
+            Some(s) => Some(LabelSelector::parse(s).map_err(ApiError::bad_request)?),
             None => None,
         };
         let field_selector = match self.get("fieldSelector").filter(|s| !s.is_empty()) {

@@ -198,14 +198,23 @@ impl FieldError {
 
     /// `field.NotSupported`: body
     /// `Unsupported value: <value>: supported values: "a", "b"`.
-    pub fn not_supported(field: impl fmt::Display, value: impl Into<Value>, valid: &[&str]) -> Self {
+    pub fn not_supported(
+        field: impl fmt::Display,
+        value: impl Into<Value>,
+        valid: &[&str],
+    ) -> Self {
         let detail = if valid.is_empty() {
             String::new()
         } else {
             let quoted: Vec<String> = valid.iter().map(|v| go_quote(v)).collect();
             format!("supported values: {}", quoted.join(", "))
         };
-        Self::with(FieldErrorType::NotSupported, field, Some(value.into()), detail)
+        Self::with(
+            FieldErrorType::NotSupported,
+            field,
+            Some(value.into()),
+            detail,
+        )
     }
 
     /// `field.Forbidden`: body `Forbidden[: detail]`.
@@ -261,7 +270,12 @@ impl FieldError {
         value: impl Into<Value>,
         detail: impl Into<String>,
     ) -> Self {
-        Self::with(FieldErrorType::TypeInvalid, field, Some(value.into()), detail)
+        Self::with(
+            FieldErrorType::TypeInvalid,
+            field,
+            Some(value.into()),
+            detail,
+        )
     }
 
     /// The error without its field, as upstream's `ErrorBody()`; this is the
@@ -528,7 +542,11 @@ mod tests {
         assert_eq!(FieldPath::nil().to_string(), "<nil>");
         assert_eq!(FieldPath::nil().child("values").to_string(), "values");
         assert_eq!(
-            FieldPath::nil().child("values").index(0).key("app").to_string(),
+            FieldPath::nil()
+                .child("values")
+                .index(0)
+                .key("app")
+                .to_string(),
             "values[0][app]"
         );
         assert_eq!(FieldPath::nil().index(2).to_string(), "[2]");
@@ -557,8 +575,15 @@ mod tests {
     fn invalid_prints_values_like_go() {
         let e = FieldError::invalid("metadata.name", "Bad_Name", "oops");
         assert_eq!(e.message_body(), "Invalid value: \"Bad_Name\": oops");
-        assert_eq!(e.to_string(), "metadata.name: Invalid value: \"Bad_Name\": oops");
-        let e = FieldError::invalid("metadata.generation", -1, "must be greater than or equal to 0");
+        assert_eq!(
+            e.to_string(),
+            "metadata.name: Invalid value: \"Bad_Name\": oops"
+        );
+        let e = FieldError::invalid(
+            "metadata.generation",
+            -1,
+            "must be greater than or equal to 0",
+        );
         assert_eq!(
             e.message_body(),
             "Invalid value: -1: must be greater than or equal to 0"
@@ -577,7 +602,10 @@ mod tests {
             "Invalid value: map[string]interface {}{\"a\":\"x\", \"b\":1}: d"
         );
         let e = FieldError::invalid("x", json!([1, "a"]), "d");
-        assert_eq!(e.message_body(), "Invalid value: []interface {}{1, \"a\"}: d");
+        assert_eq!(
+            e.message_body(),
+            "Invalid value: []interface {}{1, \"a\"}: d"
+        );
         let e = FieldError::type_invalid("x", "s", "must be integer");
         assert_eq!(e.message_body(), "Invalid value: \"s\": must be integer");
     }
@@ -643,7 +671,10 @@ mod tests {
         let a = FieldError::required("a", "");
         let b = FieldError::required("b", "");
         assert_eq!(aggregate_message(&[]), "");
-        assert_eq!(aggregate_message(&[a.clone()]), "a: Required value");
+        assert_eq!(
+            aggregate_message(std::slice::from_ref(&a)),
+            "a: Required value"
+        );
         assert_eq!(
             aggregate_message(&[a.clone(), b.clone(), a.clone()]),
             "[a: Required value, b: Required value]"

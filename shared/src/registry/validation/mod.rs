@@ -10,6 +10,6 @@ pub mod object_meta;
 pub use field_error::{aggregate_message, go_quote, FieldError, FieldErrorType, FieldPath};
 pub use object_meta::{
     prepare_object_meta_for_update, validate_label_selector, validate_object_meta,
-    validate_object_meta_generic, validate_object_meta_update,
-    validate_object_meta_update_generic, NameRule,
+    validate_object_meta_generic, validate_object_meta_update, validate_object_meta_update_generic,
+    NameRule,
 };

@@ -103,8 +103,7 @@ fn matches_qualified_name(s: &str) -> bool {
         (Some(&f), Some(&l)) => {
             f.is_ascii_alphanumeric()
                 && l.is_ascii_alphanumeric()
-                && b
-                    .iter()
+                && b.iter()
                     .all(|&c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_' || c == b'.')
         }
         _ => false,
@@ -197,7 +196,10 @@ pub fn is_qualified_name(value: &str) -> Vec<String> {
     if name.is_empty() {
         errs.push(format!("name part {}", empty_error()));
     } else if name.len() > QUALIFIED_NAME_MAX_LENGTH {
-        errs.push(format!("name part {}", max_len_error(QUALIFIED_NAME_MAX_LENGTH)));
+        errs.push(format!(
+            "name part {}",
+            max_len_error(QUALIFIED_NAME_MAX_LENGTH)
+        ));
     }
     if !matches_qualified_name(name) {
         errs.push(format!(
@@ -338,7 +340,10 @@ mod tests {
 
     #[test]
     fn regex_error_formats_examples_like_upstream() {
-        assert_eq!(regex_error("m", "f", &[]), "m (regex used for validation is 'f')");
+        assert_eq!(
+            regex_error("m", "f", &[]),
+            "m (regex used for validation is 'f')"
+        );
         assert_eq!(
             regex_error("m", "f", &["a"]),
             "m (e.g. 'a', regex used for validation is 'f')"
@@ -351,11 +356,26 @@ mod tests {
 
     #[test]
     fn dns1123_subdomain() {
-        for ok in ["a", "ab", "a-b", "0", "a.b", "a-1.b-2.c", "1.2.3.4", &"a".repeat(253)] {
+        for ok in [
+            "a",
+            "ab",
+            "a-b",
+            "0",
+            "a.b",
+            "a-1.b-2.c",
+            "1.2.3.4",
+            &"a".repeat(253),
+        ] {
             assert!(is_dns1123_subdomain(ok).is_empty(), "{ok}");
         }
-        for bad in ["", "A", "Bad_Name", "-a", "a-", ".a", "a.", "a..b", "a_b", "a b", "é"] {
-            assert_eq!(is_dns1123_subdomain(bad), vec![SUBDOMAIN_MSG.to_string()], "{bad}");
+        for bad in [
+            "", "A", "Bad_Name", "-a", "a-", ".a", "a.", "a..b", "a_b", "a b", "é",
+        ] {
+            assert_eq!(
+                is_dns1123_subdomain(bad),
+                vec![SUBDOMAIN_MSG.to_string()],
+                "{bad}"
+            );
         }
         assert_eq!(
             is_dns1123_subdomain(&"a".repeat(254)),
@@ -378,7 +398,10 @@ mod tests {
         for bad in ["", "A", "-a", "a-", "a_b", "a.", ".a"] {
             assert_eq!(is_dns1123_label(bad), vec![LABEL_MSG.to_string()], "{bad}");
         }
-        assert_eq!(is_dns1123_label("a.b"), vec!["must not contain dots".to_string()]);
+        assert_eq!(
+            is_dns1123_label("a.b"),
+            vec!["must not contain dots".to_string()]
+        );
         assert_eq!(
             is_dns1123_label(&"a".repeat(64)),
             vec!["must be no more than 63 characters".to_string()]
@@ -411,7 +434,10 @@ mod tests {
         assert_eq!(is_qualified_name("-a"), vec![QNAME_MSG.to_string()]);
         assert_eq!(
             is_qualified_name(""),
-            vec!["name part must be non-empty".to_string(), QNAME_MSG.to_string()]
+            vec![
+                "name part must be non-empty".to_string(),
+                QNAME_MSG.to_string()
+            ]
         );
         assert_eq!(
             is_qualified_name("/a"),
@@ -419,7 +445,10 @@ mod tests {
         );
         assert_eq!(
             is_qualified_name("a/"),
-            vec!["name part must be non-empty".to_string(), QNAME_MSG.to_string()]
+            vec![
+                "name part must be non-empty".to_string(),
+                QNAME_MSG.to_string()
+            ]
         );
         assert_eq!(
             is_qualified_name("Example.com/a"),
@@ -437,11 +466,23 @@ mod tests {
 
     #[test]
     fn label_values() {
-        for ok in ["", "a", "MyValue", "my_value", "12345", "a.b-c_d", &"a".repeat(63)] {
+        for ok in [
+            "",
+            "a",
+            "MyValue",
+            "my_value",
+            "12345",
+            "a.b-c_d",
+            &"a".repeat(63),
+        ] {
             assert!(is_valid_label_value(ok).is_empty(), "{ok}");
         }
         for bad in ["-a", "a-", "a b", "a/b", "_"] {
-            assert_eq!(is_valid_label_value(bad), vec![LABEL_VALUE_MSG.to_string()], "{bad}");
+            assert_eq!(
+                is_valid_label_value(bad),
+                vec![LABEL_VALUE_MSG.to_string()],
+                "{bad}"
+            );
         }
         assert_eq!(
             is_valid_label_value(&"a".repeat(64)),
@@ -463,11 +504,20 @@ mod tests {
     #[test]
     fn path_segment_names() {
         assert!(is_valid_path_segment_name("Anything:Goes Here").is_empty());
-        assert_eq!(is_valid_path_segment_name("."), vec!["may not be '.'".to_string()]);
-        assert_eq!(is_valid_path_segment_name(".."), vec!["may not be '..'".to_string()]);
+        assert_eq!(
+            is_valid_path_segment_name("."),
+            vec!["may not be '.'".to_string()]
+        );
+        assert_eq!(
+            is_valid_path_segment_name(".."),
+            vec!["may not be '..'".to_string()]
+        );
         assert_eq!(
             is_valid_path_segment_name("a/b%c"),
-            vec!["may not contain '/'".to_string(), "may not contain '%'".to_string()]
+            vec![
+                "may not contain '/'".to_string(),
+                "may not contain '%'".to_string()
+            ]
         );
         assert!(validate_path_segment_name("..", true).is_empty());
         assert_eq!(

@@ -77,10 +77,6 @@ fn value_as_string(v: &Value) -> String {
     }
 }
 
-fn object_field<'a>(meta: &'a Value, key: &str) -> Option<&'a Map<String, Value>> {
-    meta.get(key).and_then(Value::as_object)
-}
-
 /// `ValidateObjectMeta` as the core API applies it: upstream's generic
 /// metadata rules (see [`validate_object_meta_generic`]) followed by the
 /// standard-finalizer rule on each `finalizers[i]`.
@@ -269,13 +265,25 @@ pub fn validate_owner_references(refs: &Value, path: &FieldPath) -> Vec<FieldErr
             ));
         }
         if kind.is_empty() {
-            errs.push(FieldError::invalid(path.child("kind"), kind, "must not be empty"));
+            errs.push(FieldError::invalid(
+                path.child("kind"),
+                kind,
+                "must not be empty",
+            ));
         }
         if name.is_empty() {
-            errs.push(FieldError::invalid(path.child("name"), name, "must not be empty"));
+            errs.push(FieldError::invalid(
+                path.child("name"),
+                name,
+                "must not be empty",
+            ));
         }
         if uid.is_empty() {
-            errs.push(FieldError::invalid(path.child("uid"), uid, "must not be empty"));
+            errs.push(FieldError::invalid(
+                path.child("uid"),
+                uid,
+                "must not be empty",
+            ));
         }
         if group.is_empty() && version == "v1" && kind == "Event" {
             errs.push(FieldError::invalid(
@@ -503,8 +511,7 @@ fn parse_rfc3339(s: &str) -> Option<(i64, u32)> {
     }
     let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
     let (hour, min, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || min > 59 || sec > 60
-    {
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || min > 59 || sec > 60 {
         return None;
     }
     let mut i = 19;
@@ -553,10 +560,12 @@ fn parse_rfc3339(s: &str) -> Option<(i64, u32)> {
 /// Semantic equality of two optional `metav1.Time` JSON values (absent and
 /// `null` are the zero time; equal instants in different zones are equal).
 fn times_equal(a: Option<&Value>, b: Option<&Value>) -> bool {
-    let norm = |v: Option<&Value>| v.filter(|v| !v.is_null());
-    match (norm(a), norm(b)) {
+    match (a.filter(|v| !v.is_null()), b.filter(|v| !v.is_null())) {
         (None, None) => true,
-        (Some(x), Some(y)) => match (x.as_str().and_then(parse_rfc3339), y.as_str().and_then(parse_rfc3339)) {
+        (Some(x), Some(y)) => match (
+            x.as_str().and_then(parse_rfc3339),
+            y.as_str().and_then(parse_rfc3339),
+        ) {
             (Some(p), Some(q)) => p == q,
             _ => x == y,
         },
@@ -630,8 +639,14 @@ pub fn validate_object_meta_update_generic(
         ));
     }
 
-    let new_gen = new_meta.get("generation").and_then(Value::as_i64).unwrap_or(0);
-    let old_gen = old_meta.get("generation").and_then(Value::as_i64).unwrap_or(0);
+    let new_gen = new_meta
+        .get("generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    let old_gen = old_meta
+        .get("generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
     if new_gen < old_gen {
         errs.push(FieldError::invalid(
             path.child("generation"),
@@ -702,7 +717,12 @@ pub fn prepare_object_meta_for_update(new_meta: &mut Value, old_meta: &Value) {
         return;
     };
     let present = |v: Option<&Value>| v.is_some_and(|v| !v.is_null());
-    if new.get("uid").and_then(Value::as_str).unwrap_or("").is_empty() {
+    if new
+        .get("uid")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .is_empty()
+    {
         if let Some(uid) = old_meta.get("uid").filter(|v| !v.is_null()) {
             new.insert("uid".into(), uid.clone());
         }
@@ -752,12 +772,18 @@ mod tests {
 
     #[test]
     fn name_required_or_invalid() {
-        let errs = validate_object_meta(&json!({}), false, NameRule::Dns1123Subdomain, &meta_path());
+        let errs =
+            validate_object_meta(&json!({}), false, NameRule::Dns1123Subdomain, &meta_path());
         assert_eq!(
             msgs(&errs),
             vec!["metadata.name: Required value: name or generateName is required"]
         );
-        let errs = validate_object_meta(&Value::Null, false, NameRule::Dns1123Subdomain, &meta_path());
+        let errs = validate_object_meta(
+            &Value::Null,
+            false,
+            NameRule::Dns1123Subdomain,
+            &meta_path(),
+        );
         assert_eq!(errs.len(), 1);
         let errs = validate_object_meta(
             &json!({"name": "Bad_Name"}),
@@ -767,21 +793,30 @@ mod tests {
         );
         assert_eq!(
             msgs(&errs),
-            vec![format!("metadata.name: Invalid value: \"Bad_Name\": {SUBDOMAIN_MSG}")]
+            vec![format!(
+                "metadata.name: Invalid value: \"Bad_Name\": {SUBDOMAIN_MSG}"
+            )]
         );
-        assert_eq!(errs[0].message_body(), format!("Invalid value: \"Bad_Name\": {SUBDOMAIN_MSG}"));
+        assert_eq!(
+            errs[0].message_body(),
+            format!("Invalid value: \"Bad_Name\": {SUBDOMAIN_MSG}")
+        );
         assert_eq!(errs[0].error_type.reason(), "FieldValueInvalid");
     }
 
     #[test]
     fn generate_name_allows_trailing_dash() {
         let m = json!({"generateName": "web-", "name": "web-x7k2q", "namespace": "ns"});
-        assert!(validate_object_meta(&m, true, NameRule::Dns1123Subdomain, &meta_path()).is_empty());
+        assert!(
+            validate_object_meta(&m, true, NameRule::Dns1123Subdomain, &meta_path()).is_empty()
+        );
         let m = json!({"generateName": "Web-", "name": "web-x7k2q", "namespace": "ns"});
         let errs = validate_object_meta(&m, true, NameRule::Dns1123Subdomain, &meta_path());
         assert_eq!(
             msgs(&errs),
-            vec![format!("metadata.generateName: Invalid value: \"Web-\": {SUBDOMAIN_MSG}")]
+            vec![format!(
+                "metadata.generateName: Invalid value: \"Web-\": {SUBDOMAIN_MSG}"
+            )]
         );
         // generateName alone (no generated name yet) still requires a name.
         let m = json!({"generateName": "web-", "namespace": "ns"});
@@ -794,33 +829,93 @@ mod tests {
 
     #[test]
     fn name_rules() {
-        let errs = validate_object_meta(&json!({"name": "a.b"}), false, NameRule::Dns1123Label, &meta_path());
-        assert_eq!(msgs(&errs), vec!["metadata.name: Invalid value: \"a.b\": must not contain dots"]);
-        let errs = validate_object_meta(&json!({"name": "a/b"}), false, NameRule::PathSegment, &meta_path());
-        assert_eq!(msgs(&errs), vec!["metadata.name: Invalid value: \"a/b\": may not contain '/'"]);
-        let errs = validate_object_meta(&json!({"name": "system:admin"}), false, NameRule::PathSegment, &meta_path());
+        let errs = validate_object_meta(
+            &json!({"name": "a.b"}),
+            false,
+            NameRule::Dns1123Label,
+            &meta_path(),
+        );
+        assert_eq!(
+            msgs(&errs),
+            vec!["metadata.name: Invalid value: \"a.b\": must not contain dots"]
+        );
+        let errs = validate_object_meta(
+            &json!({"name": "a/b"}),
+            false,
+            NameRule::PathSegment,
+            &meta_path(),
+        );
+        assert_eq!(
+            msgs(&errs),
+            vec!["metadata.name: Invalid value: \"a/b\": may not contain '/'"]
+        );
+        let errs = validate_object_meta(
+            &json!({"name": "system:admin"}),
+            false,
+            NameRule::PathSegment,
+            &meta_path(),
+        );
         assert!(errs.is_empty());
-        let errs = validate_object_meta(&json!({"name": "1svc"}), false, NameRule::Dns1035Label, &meta_path());
+        let errs = validate_object_meta(
+            &json!({"name": "1svc"}),
+            false,
+            NameRule::Dns1035Label,
+            &meta_path(),
+        );
         assert_eq!(errs.len(), 1);
         assert_eq!(
-            validate_object_meta(&json!({"name": ".."}), false, NameRule::PathSegment, &meta_path())[0].to_string(),
+            validate_object_meta(
+                &json!({"name": ".."}),
+                false,
+                NameRule::PathSegment,
+                &meta_path()
+            )[0]
+            .to_string(),
             "metadata.name: Invalid value: \"..\": may not be '..'"
         );
     }
 
     #[test]
     fn namespace_rules() {
-        let errs = validate_object_meta(&json!({"name": "a"}), true, NameRule::Dns1123Subdomain, &meta_path());
+        let errs = validate_object_meta(
+            &json!({"name": "a"}),
+            true,
+            NameRule::Dns1123Subdomain,
+            &meta_path(),
+        );
         assert_eq!(msgs(&errs), vec!["metadata.namespace: Required value"]);
-        let errs = validate_object_meta(&json!({"name": "a", "namespace": "x"}), false, NameRule::Dns1123Subdomain, &meta_path());
-        assert_eq!(msgs(&errs), vec!["metadata.namespace: Forbidden: not allowed on this type"]);
-        let errs = validate_object_meta(&json!({"name": "a", "namespace": "Bad"}), true, NameRule::Dns1123Subdomain, &meta_path());
-        assert_eq!(msgs(&errs), vec![format!("metadata.namespace: Invalid value: \"Bad\": {LABEL_MSG}")]);
+        let errs = validate_object_meta(
+            &json!({"name": "a", "namespace": "x"}),
+            false,
+            NameRule::Dns1123Subdomain,
+            &meta_path(),
+        );
+        assert_eq!(
+            msgs(&errs),
+            vec!["metadata.namespace: Forbidden: not allowed on this type"]
+        );
+        let errs = validate_object_meta(
+            &json!({"name": "a", "namespace": "Bad"}),
+            true,
+            NameRule::Dns1123Subdomain,
+            &meta_path(),
+        );
+        assert_eq!(
+            msgs(&errs),
+            vec![format!(
+                "metadata.namespace: Invalid value: \"Bad\": {LABEL_MSG}"
+            )]
+        );
     }
 
     #[test]
     fn generation_must_be_nonnegative() {
-        let errs = validate_object_meta(&json!({"name": "a", "generation": -1}), false, NameRule::Dns1123Subdomain, &meta_path());
+        let errs = validate_object_meta(
+            &json!({"name": "a", "generation": -1}),
+            false,
+            NameRule::Dns1123Subdomain,
+            &meta_path(),
+        );
         assert_eq!(
             msgs(&errs),
             vec!["metadata.generation: Invalid value: -1: must be greater than or equal to 0"]
@@ -832,12 +927,18 @@ mod tests {
         let m = json!({"name": "a", "labels": {"-bad": "ok", "good": "-bad"}});
         let errs = validate_object_meta(&m, false, NameRule::Dns1123Subdomain, &meta_path());
         assert_eq!(errs.len(), 2);
-        assert!(errs[0].to_string().starts_with("metadata.labels: Invalid value: \"-bad\": name part must consist of"));
-        assert!(errs[1].to_string().starts_with("metadata.labels: Invalid value: \"-bad\": a valid label must be an empty string"));
+        assert!(errs[0]
+            .to_string()
+            .starts_with("metadata.labels: Invalid value: \"-bad\": name part must consist of"));
+        assert!(errs[1].to_string().starts_with(
+            "metadata.labels: Invalid value: \"-bad\": a valid label must be an empty string"
+        ));
         let m = json!({"name": "a", "annotations": {"Upper/Case": "x", "bad key": "y"}});
         let errs = validate_object_meta(&m, false, NameRule::Dns1123Subdomain, &meta_path());
         assert_eq!(errs.len(), 1);
-        assert!(errs[0].to_string().starts_with("metadata.annotations: Invalid value: \"bad key\": name part must consist"));
+        assert!(errs[0].to_string().starts_with(
+            "metadata.annotations: Invalid value: \"bad key\": name part must consist"
+        ));
         let big = "x".repeat(TOTAL_ANNOTATION_SIZE_LIMIT_B);
         let m = json!({"name": "a", "annotations": {"k": big}});
         let errs = validate_object_meta(&m, false, NameRule::Dns1123Subdomain, &meta_path());
@@ -848,7 +949,9 @@ mod tests {
         assert_eq!(errs[0].error_type.reason(), "FieldValueTooLong");
         let exact = "x".repeat(TOTAL_ANNOTATION_SIZE_LIMIT_B - 1);
         let m = json!({"name": "a", "annotations": {"k": exact}});
-        assert!(validate_object_meta(&m, false, NameRule::Dns1123Subdomain, &meta_path()).is_empty());
+        assert!(
+            validate_object_meta(&m, false, NameRule::Dns1123Subdomain, &meta_path()).is_empty()
+        );
     }
 
     #[test]
@@ -880,7 +983,10 @@ mod tests {
         let m = json!({"name": "a", "ownerReferences": [{"apiVersion": "v1", "kind": "Event", "name": "e", "uid": "u"}]});
         let errs = validate_object_meta(&m, false, NameRule::Dns1123Subdomain, &meta_path());
         assert_eq!(errs.len(), 1);
-        assert_eq!(errs[0].detail, "/v1, Kind=Event is disallowed from being an owner");
+        assert_eq!(
+            errs[0].detail,
+            "/v1, Kind=Event is disallowed from being an owner"
+        );
     }
 
     #[test]
@@ -901,7 +1007,10 @@ mod tests {
         );
         // The generic (custom resource) flavour has no standard-finalizer rule.
         let m = json!({"name": "a", "finalizers": ["custom"]});
-        assert!(validate_object_meta_generic(&m, false, NameRule::Dns1123Subdomain, &meta_path()).is_empty());
+        assert!(
+            validate_object_meta_generic(&m, false, NameRule::Dns1123Subdomain, &meta_path())
+                .is_empty()
+        );
     }
 
     #[test]
@@ -918,7 +1027,10 @@ mod tests {
             ]
         );
         let errs = validate_field_manager(&"m".repeat(129), &FieldPath::new("fieldManager"));
-        assert_eq!(msgs(&errs), vec!["fieldManager: Too long: may not be more than 128 bytes"]);
+        assert_eq!(
+            msgs(&errs),
+            vec!["fieldManager: Too long: may not be more than 128 bytes"]
+        );
     }
 
     #[test]
@@ -936,8 +1048,12 @@ mod tests {
         assert_eq!(m[1], "spec.selector.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'");
         assert_eq!(m[2], "spec.selector.matchExpressions[1].values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'");
         assert_eq!(m[3], "spec.selector.matchExpressions[2].operator: Invalid value: \"Bogus\": not a valid selector operator");
-        assert!(m[4].starts_with("spec.selector.matchExpressions[3].key: Invalid value: \"-d\": name part"));
-        assert!(m[5].starts_with("spec.selector.matchExpressions[3].values[1]: Invalid value: \"-no\": a valid label"));
+        assert!(m[4].starts_with(
+            "spec.selector.matchExpressions[3].key: Invalid value: \"-d\": name part"
+        ));
+        assert!(m[5].starts_with(
+            "spec.selector.matchExpressions[3].values[1]: Invalid value: \"-no\": a valid label"
+        ));
         assert!(validate_label_selector(&Value::Null, &FieldPath::new("s")).is_empty());
     }
 
@@ -1048,7 +1164,10 @@ mod tests {
         assert_eq!(parse_rfc3339("1970-01-01T00:00:00Z"), Some((0, 0)));
         assert_eq!(parse_rfc3339("1970-01-02T00:00:00Z"), Some((86400, 0)));
         assert_eq!(parse_rfc3339("2000-03-01T00:00:00Z"), Some((951868800, 0)));
-        assert_eq!(parse_rfc3339("1970-01-01T00:00:00.5Z"), Some((0, 500_000_000)));
+        assert_eq!(
+            parse_rfc3339("1970-01-01T00:00:00.5Z"),
+            Some((0, 500_000_000))
+        );
         assert_eq!(parse_rfc3339("1970-01-01T01:00:00+01:00"), Some((0, 0)));
         assert_eq!(parse_rfc3339("1969-12-31T23:59:59Z"), Some((-1, 0)));
         assert_eq!(parse_rfc3339("garbage"), None);

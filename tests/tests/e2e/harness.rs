@@ -1,0 +1,175 @@
+//! Starts etcd and the three tiers on free loopback ports (through the
+//! `deploy` library, the same code the operator command uses) and gives tests
+//! the clients a user has: kubectl, kube-rs, and raw HTTPS.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use deploy::{Cluster, ClusterConfig, Ports};
+
+/// A running cluster in a temporary directory; everything stops on drop.
+pub struct TestCluster {
+    pub cluster: Cluster,
+    dir: tempfile::TempDir,
+}
+
+/// How a raw HTTPS client authenticates.
+#[derive(Clone, Copy, Debug)]
+pub enum Auth {
+    /// No credentials.
+    None,
+    /// The admin client certificate (CN=kubernetes-admin, O=system:masters).
+    AdminCert,
+    /// The admin bearer token from the static token file.
+    AdminToken,
+    /// The front-proxy client certificate (only the tiers behind the
+    /// aggregator trust it, for X-Remote-* headers).
+    FrontProxyCert,
+}
+
+impl TestCluster {
+    /// Starts a fresh cluster.
+    pub async fn start() -> TestCluster {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut cfg = ClusterConfig::new(dir.path().join("state"));
+        cfg.ports = Ports::free().expect("free ports");
+        let cluster = match Cluster::start(cfg).await {
+            Ok(c) => c,
+            Err(e) => panic!("starting the cluster: {e:#}"),
+        };
+        TestCluster { cluster, dir }
+    }
+
+    /// The kubeconfig path.
+    pub fn kubeconfig(&self) -> PathBuf {
+        self.cluster.kubeconfig().to_path_buf()
+    }
+
+    /// Runs kubectl against the aggregator; returns (success, stdout, stderr).
+    pub async fn kubectl(&self, args: &[&str]) -> (bool, String, String) {
+        self.kubectl_stdin(args, None).await
+    }
+
+    /// Runs kubectl with `stdin` as standard input.
+    pub async fn kubectl_stdin(&self, args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
+        use tokio::io::AsyncWriteExt;
+        let mut cmd = tokio::process::Command::new("kubectl");
+        cmd.args(args)
+            .env("KUBECONFIG", self.kubeconfig())
+            .env("KUBECACHEDIR", self.dir.path().join("kube-cache"))
+            .env("HOME", self.dir.path())
+            .stdin(if stdin.is_some() { std::process::Stdio::piped() } else { std::process::Stdio::null() })
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = cmd.spawn().expect("kubectl must be on PATH");
+        if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
+            pipe.write_all(input.as_bytes()).await.expect("writing kubectl stdin");
+        }
+        let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+            .await
+            .expect("kubectl timed out")
+            .expect("kubectl failed to run");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    /// Runs kubectl and returns stdout, failing the test on error.
+    pub async fn kubectl_ok(&self, args: &[&str]) -> String {
+        let (ok, out, err) = self.kubectl(args).await;
+        assert!(ok, "kubectl {args:?} failed:\nstdout: {out}\nstderr: {err}");
+        out
+    }
+
+    /// Starts a long-running kubectl (e.g. `get -w`).
+    pub fn kubectl_spawn(&self, args: &[&str]) -> tokio::process::Child {
+        tokio::process::Command::new("kubectl")
+            .args(args)
+            .env("KUBECONFIG", self.kubeconfig())
+            .env("HOME", self.dir.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("kubectl must be on PATH")
+    }
+
+    /// A kube-rs client from the kubeconfig.
+    pub async fn client(&self) -> kube::Client {
+        let kc = kube::config::Kubeconfig::read_from(self.kubeconfig()).expect("reading kubeconfig");
+        let cfg = kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
+            .await
+            .expect("kube config");
+        kube::Client::try_from(cfg).expect("kube client")
+    }
+
+    /// A raw HTTPS client trusting the cluster CA.
+    pub fn http(&self, auth: Auth) -> reqwest::Client {
+        let pki = self.cluster.pki();
+        let ca = std::fs::read(&pki.ca_cert).expect("ca");
+        let mut b = reqwest::Client::builder()
+            .use_rustls_tls()
+            .tls_built_in_root_certs(false)
+            .add_root_certificate(reqwest::Certificate::from_pem(&ca).expect("ca pem"))
+            .timeout(Duration::from_secs(30));
+        let identity = |cert: &PathBuf, key: &PathBuf| {
+            let mut pem = std::fs::read(cert).expect("cert");
+            pem.extend(std::fs::read(key).expect("key"));
+            reqwest::Identity::from_pem(&pem).expect("identity")
+        };
+        match auth {
+            Auth::None => {}
+            Auth::AdminCert => b = b.identity(identity(&pki.admin_cert, &pki.admin_key)),
+            Auth::FrontProxyCert => b = b.identity(identity(&pki.front_proxy_client_cert, &pki.front_proxy_client_key)),
+            Auth::AdminToken => {
+                let mut h = reqwest::header::HeaderMap::new();
+                h.insert(
+                    reqwest::header::AUTHORIZATION,
+                    format!("Bearer {}", pki.admin_token).parse().expect("token header"),
+                );
+                b = b.default_headers(h);
+            }
+        }
+        b.build().expect("http client")
+    }
+
+    /// The aggregator's URL joined with `path`.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.cluster.aggregator_url(), path)
+    }
+}
+
+/// Asserts a response is a Status with the given code and reason, returning it.
+pub async fn expect_status(resp: reqwest::Response, code: u16, reason: &str) -> serde_json::Value {
+    let got = resp.status().as_u16();
+    let text = resp.text().await.expect("body");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON ({got}): {text}"));
+    assert_eq!(got, code, "status code; body: {text}");
+    assert_eq!(v["kind"], "Status", "{text}");
+    assert_eq!(v["apiVersion"], "v1", "{text}");
+    assert_eq!(v["status"], "Failure", "{text}");
+    assert_eq!(v["code"], code, "{text}");
+    assert_eq!(v["reason"], reason, "{text}");
+    v
+}
+
+/// Retries `f` until it returns true or `timeout` passes.
+pub async fn eventually<F, Fut>(timeout: Duration, mut f: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        if f().await {
+            return true;
+        }
+        if tokio::time::Instant::now() > deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}

@@ -1,0 +1,10 @@
+//! End-to-end tests: etcd plus the three tiers as separate processes, driven
+//! through the aggregator by kubectl (as a subprocess), kube-rs and raw HTTPS.
+
+mod auth;
+mod errors;
+mod harness;
+mod kubectl;
+mod resilience;
+mod rest;
+mod watch;
