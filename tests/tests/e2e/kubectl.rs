@@ -41,10 +41,12 @@ metadata:
 data:
   k: v1
 "#;
-    c.kubectl_stdin(&["apply", "-f", "-"], Some(manifest)).await;
+    // --validate=false until the server publishes OpenAPI (kubectl validates against it).
+    let (ok, _, err) = c.kubectl_stdin(&["apply", "--validate=false", "-f", "-"], Some(manifest)).await;
+    assert!(ok, "{err}");
     let v = c.kubectl_ok(&["get", "cm", "applied", "-o", "jsonpath={.data.k}"]).await;
     assert_eq!(v, "v1");
-    let (ok, _, err) = c.kubectl_stdin(&["apply", "-f", "-"], Some(&manifest.replace("v1\n", "v2\n"))).await;
+    let (ok, _, err) = c.kubectl_stdin(&["apply", "--validate=false", "-f", "-"], Some(&manifest.replace("v1\n", "v2\n"))).await;
     assert!(ok, "{err}");
     assert_eq!(c.kubectl_ok(&["get", "cm", "applied", "-o", "jsonpath={.data.k}"]).await, "v2");
     c.kubectl_ok(&["label", "cm", "applied", "tier=front"]).await;

@@ -134,7 +134,7 @@ pub async fn read_body(req: Request) -> Result<Bytes, ApiError> {
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok())
     {
-        if len > MAX_REQUEST_BODY_BYTES as u64 {
+        if len > 4 * MAX_REQUEST_BODY_BYTES as u64 {
             return Err(ApiError::request_entity_too_large(MAX_REQUEST_BODY_BYTES));
         }
     }
