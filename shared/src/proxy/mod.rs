@@ -120,6 +120,10 @@ impl Delegate {
         };
         let resp = match self.client.request(out).await {
             Ok(r) => r,
+            Err(e) if caused_by_body_limit(&e) => {
+                return ApiError::request_entity_too_large(crate::endpoints::handlers::MAX_REQUEST_BODY_BYTES)
+                    .into_response();
+            }
             Err(e) => {
                 tracing::warn!(delegate = %self.base, error = %e, "delegate unreachable");
                 return ApiError::service_unavailable(format!(
@@ -140,6 +144,18 @@ impl Delegate {
         }
         http::Response::from_parts(parts, body::boxed(body))
     }
+}
+
+/// Whether forwarding failed because the client's body went over the limit.
+fn caused_by_body_limit(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        if err.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        cur = err.source();
+    }
+    false
 }
 
 fn is_upgrade(headers: &HeaderMap) -> bool {

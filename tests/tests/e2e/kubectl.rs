@@ -46,7 +46,7 @@ data:
     assert!(ok, "{err}");
     let v = c.kubectl_ok(&["get", "cm", "applied", "-o", "jsonpath={.data.k}"]).await;
     assert_eq!(v, "v1");
-    let (ok, _, err) = c.kubectl_stdin(&["apply", "--validate=false", "-f", "-"], Some(&manifest.replace("v1\n", "v2\n"))).await;
+    let (ok, _, err) = c.kubectl_stdin(&["apply", "--validate=false", "-f", "-"], Some(&manifest.replace("k: v1", "k: v2"))).await;
     assert!(ok, "{err}");
     assert_eq!(c.kubectl_ok(&["get", "cm", "applied", "-o", "jsonpath={.data.k}"]).await, "v2");
     c.kubectl_ok(&["label", "cm", "applied", "tier=front"]).await;

@@ -93,8 +93,9 @@ impl Query {
         let resource_version = self.get("resourceVersion").map(str::to_string);
         let resource_version_match = self.get("resourceVersionMatch").filter(|s| !s.is_empty()).map(str::to_string);
         let continue_token = self.get("continue").filter(|s| !s.is_empty()).map(str::to_string);
+        let streaming = self.get("sendInitialEvents").is_some();
         if let Some(m) = &resource_version_match {
-            if resource_version.as_deref().unwrap_or("").is_empty() {
+            if resource_version.as_deref().unwrap_or("").is_empty() && !streaming {
                 return Err(ApiError::bad_request(
                     "resourceVersionMatch is forbidden unless resourceVersion is provided",
                 ));
