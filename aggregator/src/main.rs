@@ -10,7 +10,9 @@ use shared::authorization::AlwaysAllow;
 use shared::endpoints::discovery::GroupSet;
 use shared::proxy::Delegate;
 use shared::server::handler::ApiServer;
-use shared::server::options::{AuthenticationOptions, DelegationOptions, GenericOptions, SecureServingOptions};
+use shared::server::options::{
+    AuthenticationOptions, DelegationOptions, GenericOptions, SecureServingOptions,
+};
 
 /// The aggregator's default port (the cluster's API endpoint).
 const DEFAULT_PORT: u16 = 6443;

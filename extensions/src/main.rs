@@ -12,7 +12,9 @@ use shared::registry::resource::ResourceDef;
 use shared::registry::store::Store;
 use shared::registry::table::Column;
 use shared::server::handler::ApiServer;
-use shared::server::options::{AuthenticationOptions, EtcdOptions, GenericOptions, SecureServingOptions};
+use shared::server::options::{
+    AuthenticationOptions, EtcdOptions, GenericOptions, SecureServingOptions,
+};
 use shared::storage::EtcdStorage;
 
 /// The extensions tier's default port.
@@ -34,14 +36,22 @@ struct Options {
 
 /// The CustomResourceDefinition resource.
 fn crd_definition() -> ResourceDef {
-    ResourceDef::new("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions")
-        .cluster_scoped()
-        .short_names(&["crd", "crds"])
-        .categories(&["api-extensions"])
-        .storage_path("apiextensions.k8s.io/customresourcedefinitions")
-        .with_status()
-        .columns(vec![Column::path("Created At", "metadata.creationTimestamp")])
-        .strategy(shared::registry::strategy::SpecStrategy)
+    ResourceDef::new(
+        "apiextensions.k8s.io",
+        "v1",
+        "CustomResourceDefinition",
+        "customresourcedefinitions",
+    )
+    .cluster_scoped()
+    .short_names(&["crd", "crds"])
+    .categories(&["api-extensions"])
+    .storage_path("apiextensions.k8s.io/customresourcedefinitions")
+    .with_status()
+    .columns(vec![Column::path(
+        "Created At",
+        "metadata.creationTimestamp",
+    )])
+    .strategy(shared::registry::strategy::SpecStrategy)
 }
 
 #[tokio::main]
@@ -53,17 +63,16 @@ async fn main() -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("configuring etcd client: {e}"))?;
     let prefix = opts.etcd.etcd_prefix.trim_end_matches('/').to_string();
     let mut groups = GroupSet::default();
-    groups.add(Store::new(crd_definition(), storage.clone(), &prefix, AdmissionChain::default()));
+    groups.add(Store::new(
+        crd_definition(),
+        storage.clone(),
+        &prefix,
+        AdmissionChain::default(),
+    ));
     let address = shared::server::listen_address(&opts.serving, DEFAULT_PORT).to_string();
     let mut api = ApiServer::new(groups, None, address);
-    let etcd = storage.clone();
-    api.readyz.add(
-        "etcd",
-        Arc::new(move || {
-            let etcd = etcd.clone();
-            Box::pin(async move { etcd.current_revision().await.map(|_| ()).map_err(|e| e.to_string()) })
-        }),
-    );
+    api.readyz
+        .add("etcd", shared::server::healthz::etcd_check(storage.clone()));
     shared::server::run(
         shared::server::ServerConfig {
             name: "kube-extensions-apiserver",

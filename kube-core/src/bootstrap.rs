@@ -9,11 +9,14 @@ use shared::endpoints::discovery::GroupSet;
 use shared::registry::store::WriteContext;
 
 /// Namespaces that exist on every cluster.
-pub const SYSTEM_NAMESPACES: &[&str] = &["default", "kube-system", "kube-public", "kube-node-lease"];
+pub const SYSTEM_NAMESPACES: &[&str] =
+    &["default", "kube-system", "kube-public", "kube-node-lease"];
 
 /// Creates the system namespaces, retrying until etcd answers; sets `done`.
 pub async fn ensure_system_namespaces(groups: Arc<GroupSet>, done: Arc<AtomicBool>) {
-    let Some(namespaces) = groups.lookup("", "v1", "namespaces").cloned() else { return };
+    let Some(namespaces) = groups.lookup("", "v1", "namespaces").cloned() else {
+        return;
+    };
     let ctx = WriteContext::default();
     loop {
         let mut all_ok = true;

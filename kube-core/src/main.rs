@@ -52,34 +52,39 @@ async fn main() -> anyhow::Result<()> {
         .await
         .map_err(|e| anyhow::anyhow!("configuring etcd client: {e}"))?;
     let prefix = opts.etcd.etcd_prefix.trim_end_matches('/').to_string();
-    let admission = AdmissionChain::new(vec![Arc::new(admission::namespace_lifecycle::NamespaceLifecycle {
-        storage: storage.clone(),
-        prefix: prefix.clone(),
-    })]);
+    let admission = AdmissionChain::new(vec![Arc::new(
+        admission::namespace_lifecycle::NamespaceLifecycle {
+            storage: storage.clone(),
+            prefix: prefix.clone(),
+        },
+    )]);
     let groups = resources::build(&storage, &prefix, &admission);
     let delegate = Delegate::from_options(&opts.delegation)?;
     let address = shared::server::listen_address(&opts.serving, DEFAULT_PORT).to_string();
     let mut api = ApiServer::new(groups, delegate, address);
 
     let bootstrapped = Arc::new(AtomicBool::new(false));
-    tokio::spawn(bootstrap::ensure_system_namespaces(api.groups(), bootstrapped.clone()));
+    tokio::spawn(bootstrap::ensure_system_namespaces(
+        api.groups(),
+        bootstrapped.clone(),
+    ));
     tokio::spawn(controllers::namespace::run(api.groups()));
     if !opts.etcd.etcd_compaction_interval.is_zero() {
         storage.spawn_compactor(opts.etcd.etcd_compaction_interval);
     }
-    let etcd = storage.clone();
-    api.readyz.add(
-        "etcd",
-        Arc::new(move || {
-            let etcd = etcd.clone();
-            Box::pin(async move { etcd.current_revision().await.map(|_| ()).map_err(|e| e.to_string()) })
-        }),
-    );
+    api.readyz
+        .add("etcd", shared::server::healthz::etcd_check(storage.clone()));
     api.readyz.add(
         "poststarthook/system-namespaces",
         Arc::new(move || {
             let done = bootstrapped.load(Ordering::SeqCst);
-            Box::pin(async move { if done { Ok(()) } else { Err("system namespaces not created yet".into()) } })
+            Box::pin(async move {
+                if done {
+                    Ok(())
+                } else {
+                    Err("system namespaces not created yet".into())
+                }
+            })
         }),
     );
     let api = Arc::new(api);

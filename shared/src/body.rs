@@ -49,7 +49,11 @@ pub type Response = http::Response<Body>;
 
 /// A body holding `bytes` in one frame.
 pub fn full(bytes: impl Into<Bytes>) -> Body {
-    Body(Full::new(bytes.into()).map_err(|never| match never {}).boxed_unsync())
+    Body(
+        Full::new(bytes.into())
+            .map_err(|never| match never {})
+            .boxed_unsync(),
+    )
 }
 
 /// A body with no bytes.

@@ -20,9 +20,13 @@ pub struct NamespaceLifecycle {
 impl AdmissionPlugin for NamespaceLifecycle {
     fn admit<'a>(&'a self, attrs: &'a Attributes<'a>) -> BoxFuture<'a, Result<(), ApiError>> {
         Box::pin(async move {
-            let ns_gr = GroupResource { group: "", resource: "namespaces" };
+            let ns_gr = GroupResource {
+                group: "",
+                resource: "namespaces",
+            };
             if attrs.resource.group.is_empty() && attrs.resource.resource == "namespaces" {
-                if attrs.operation == Operation::Delete && IMMORTAL_NAMESPACES.contains(&attrs.name) {
+                if attrs.operation == Operation::Delete && IMMORTAL_NAMESPACES.contains(&attrs.name)
+                {
                     return Err(ApiError::forbidden(
                         ns_gr,
                         attrs.name,
@@ -31,7 +35,10 @@ impl AdmissionPlugin for NamespaceLifecycle {
                 }
                 return Ok(());
             }
-            if attrs.operation != Operation::Create || !attrs.resource.namespaced || attrs.namespace.is_empty() {
+            if attrs.operation != Operation::Create
+                || !attrs.resource.namespaced
+                || attrs.namespace.is_empty()
+            {
                 return Ok(());
             }
             let key = format!("{}/namespaces/{}", self.prefix, attrs.namespace);

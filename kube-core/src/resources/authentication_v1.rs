@@ -11,9 +11,14 @@ use shared::registry::resource::ResourceDef;
 
 /// Registers the review resources.
 pub fn register(groups: &mut GroupSet) {
-    let def = ResourceDef::new("authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews")
-        .cluster_scoped()
-        .verbs(&["create"]);
+    let def = ResourceDef::new(
+        "authentication.k8s.io",
+        "v1",
+        "SelfSubjectReview",
+        "selfsubjectreviews",
+    )
+    .cluster_scoped()
+    .verbs(&["create"]);
     groups.add_handler(
         def,
         Arc::new(|req, info| {
@@ -28,7 +33,11 @@ pub fn register(groups: &mut GroupSet) {
                     )
                     .into_response();
                 }
-                let user = req.extensions().get::<UserInfo>().cloned().unwrap_or_default();
+                let user = req
+                    .extensions()
+                    .get::<UserInfo>()
+                    .cloned()
+                    .unwrap_or_default();
                 if let Err(e) = read_body(req).await {
                     return e.into_response();
                 }

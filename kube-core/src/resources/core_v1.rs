@@ -11,12 +11,18 @@ pub fn definitions() -> Vec<ResourceDef> {
     vec![
         ResourceDef::new("", "v1", "ConfigMap", "configmaps")
             .short_names(&["cm"])
-            .columns(vec![Column::func("Data", "integer", data_count), Column::age()]),
+            .columns(vec![
+                Column::func("Data", "integer", data_count),
+                Column::age(),
+            ]),
         ResourceDef::new("", "v1", "Endpoints", "endpoints")
             .singular("endpoints")
             .short_names(&["ep"])
             .storage_path("services/endpoints")
-            .columns(vec![Column::func("Endpoints", "string", endpoints_summary), Column::age()]),
+            .columns(vec![
+                Column::func("Endpoints", "string", endpoints_summary),
+                Column::age(),
+            ]),
         ResourceDef::new("", "v1", "Event", "events")
             .short_names(&["ev"])
             .selectable_fields(&[
@@ -97,7 +103,9 @@ pub fn definitions() -> Vec<ResourceDef> {
             .with_status()
             .columns(vec![
                 Column::path("Type", "spec.type"),
-                Column::func("Cluster-IP", "string", |o| json!(str_or(o, "spec.clusterIP", "<none>"))),
+                Column::func("Cluster-IP", "string", |o| {
+                    json!(str_or(o, "spec.clusterIP", "<none>"))
+                }),
                 Column::func("External-IP", "string", |_| json!("<none>")),
                 Column::func("Port(s)", "string", service_ports),
                 Column::age(),
@@ -114,13 +122,23 @@ fn str_or(obj: &Value, path: &str, default: &str) -> String {
 }
 
 fn data_count(obj: &Value) -> Value {
-    let n = |k: &str| obj.get(k).and_then(Value::as_object).map(|m| m.len()).unwrap_or(0);
+    let n = |k: &str| {
+        obj.get(k)
+            .and_then(Value::as_object)
+            .map(|m| m.len())
+            .unwrap_or(0)
+    };
     json!(n("data") + n("binaryData"))
 }
 
 fn endpoints_summary(obj: &Value) -> Value {
     let mut out = Vec::new();
-    for subset in obj.get("subsets").and_then(Value::as_array).into_iter().flatten() {
+    for subset in obj
+        .get("subsets")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         let ports: Vec<i64> = subset
             .get("ports")
             .and_then(Value::as_array)
@@ -128,7 +146,12 @@ fn endpoints_summary(obj: &Value) -> Value {
             .flatten()
             .filter_map(|p| p.get("port").and_then(Value::as_i64))
             .collect();
-        for addr in subset.get("addresses").and_then(Value::as_array).into_iter().flatten() {
+        for addr in subset
+            .get("addresses")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             let ip = addr.get("ip").and_then(Value::as_str).unwrap_or("");
             if ports.is_empty() {
                 out.push(ip.to_string());
@@ -166,23 +189,40 @@ fn node_status(obj: &Value) -> Value {
 }
 
 fn container_statuses(obj: &Value) -> Vec<&Value> {
-    lookup(obj, "status.containerStatuses").and_then(Value::as_array).map(|a| a.iter().collect()).unwrap_or_default()
+    lookup(obj, "status.containerStatuses")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().collect())
+        .unwrap_or_default()
 }
 
 fn pod_ready(obj: &Value) -> Value {
-    let total = lookup(obj, "spec.containers").and_then(Value::as_array).map(|a| a.len()).unwrap_or(0);
-    let ready = container_statuses(obj).iter().filter(|c| c.get("ready") == Some(&json!(true))).count();
+    let total = lookup(obj, "spec.containers")
+        .and_then(Value::as_array)
+        .map(|a| a.len())
+        .unwrap_or(0);
+    let ready = container_statuses(obj)
+        .iter()
+        .filter(|c| c.get("ready") == Some(&json!(true)))
+        .count();
     json!(format!("{ready}/{total}"))
 }
 
 fn pod_status(obj: &Value) -> Value {
-    if obj.get("metadata").and_then(|m| m.get("deletionTimestamp")).is_some() {
+    if obj
+        .get("metadata")
+        .and_then(|m| m.get("deletionTimestamp"))
+        .is_some()
+    {
         return json!("Terminating");
     }
-    let reason = lookup(obj, "status.reason").and_then(Value::as_str).filter(|s| !s.is_empty());
-    let waiting = container_statuses(obj)
-        .iter()
-        .find_map(|c| lookup(c, "state.waiting.reason").and_then(Value::as_str).map(str::to_string));
+    let reason = lookup(obj, "status.reason")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty());
+    let waiting = container_statuses(obj).iter().find_map(|c| {
+        lookup(c, "state.waiting.reason")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    });
     json!(reason
         .map(str::to_string)
         .or(waiting)
@@ -190,7 +230,10 @@ fn pod_status(obj: &Value) -> Value {
 }
 
 fn pod_restarts(obj: &Value) -> Value {
-    let n: i64 = container_statuses(obj).iter().filter_map(|c| c.get("restartCount").and_then(Value::as_i64)).sum();
+    let n: i64 = container_statuses(obj)
+        .iter()
+        .filter_map(|c| c.get("restartCount").and_then(Value::as_i64))
+        .sum();
     json!(n.to_string())
 }
 
@@ -208,7 +251,11 @@ fn service_ports(obj: &Value) -> Value {
             }
         })
         .collect();
-    json!(if ports.is_empty() { "<none>".to_string() } else { ports.join(",") })
+    json!(if ports.is_empty() {
+        "<none>".to_string()
+    } else {
+        ports.join(",")
+    })
 }
 
 /// Namespaces: `spec.finalizers: [kubernetes]` and phase `Active` on create;
@@ -240,7 +287,9 @@ impl Strategy for NamespaceStrategy {
     }
 
     fn retain_on_delete(&self, obj: &mut Value) -> bool {
-        let pending = lookup(obj, "spec.finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty());
+        let pending = lookup(obj, "spec.finalizers")
+            .and_then(Value::as_array)
+            .is_some_and(|f| !f.is_empty());
         if pending {
             if let Value::Object(m) = obj {
                 m.insert("status".into(), json!({"phase": "Terminating"}));
@@ -256,7 +305,10 @@ pub struct PodStrategy;
 impl Strategy for PodStrategy {
     fn prepare_for_create(&self, obj: &mut Value) {
         if let Value::Object(m) = obj {
-            m.insert("status".into(), json!({"phase": "Pending", "qosClass": qos_class(obj_spec(m))}));
+            m.insert(
+                "status".into(),
+                json!({"phase": "Pending", "qosClass": qos_class(obj_spec(m))}),
+            );
         }
     }
 
@@ -274,8 +326,16 @@ impl Strategy for PodStrategy {
                             errs.push(FieldError::invalid(&path, json!(name), &msg));
                         }
                     }
-                    if container.get("image").and_then(Value::as_str).unwrap_or("").is_empty() {
-                        errs.push(FieldError::required(&format!("spec.containers[{i}].image"), ""));
+                    if container
+                        .get("image")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .is_empty()
+                    {
+                        errs.push(FieldError::required(
+                            &format!("spec.containers[{i}].image"),
+                            "",
+                        ));
                     }
                 }
             }
@@ -285,12 +345,21 @@ impl Strategy for PodStrategy {
     }
 
     fn default_grace_period(&self, obj: &Value) -> Option<i64> {
-        let scheduled = lookup(obj, "spec.nodeName").and_then(Value::as_str).is_some_and(|n| !n.is_empty());
-        let finished = matches!(lookup(obj, "status.phase").and_then(Value::as_str), Some("Succeeded") | Some("Failed"));
+        let scheduled = lookup(obj, "spec.nodeName")
+            .and_then(Value::as_str)
+            .is_some_and(|n| !n.is_empty());
+        let finished = matches!(
+            lookup(obj, "status.phase").and_then(Value::as_str),
+            Some("Succeeded") | Some("Failed")
+        );
         if !scheduled || finished {
             return None;
         }
-        Some(lookup(obj, "spec.terminationGracePeriodSeconds").and_then(Value::as_i64).unwrap_or(30))
+        Some(
+            lookup(obj, "spec.terminationGracePeriodSeconds")
+                .and_then(Value::as_i64)
+                .unwrap_or(30),
+        )
     }
 }
 
@@ -311,7 +380,9 @@ fn qos_class(spec: &Value) -> &'static str {
     for c in containers {
         let req = lookup(c, "resources.requests").and_then(Value::as_object);
         let lim = lookup(c, "resources.limits").and_then(Value::as_object);
-        let has = |m: Option<&serde_json::Map<String, Value>>, k: &str| m.is_some_and(|m| m.contains_key(k));
+        let has = |m: Option<&serde_json::Map<String, Value>>, k: &str| {
+            m.is_some_and(|m| m.contains_key(k))
+        };
         if has(req, "cpu") || has(req, "memory") || has(lim, "cpu") || has(lim, "memory") {
             any = true;
         }
@@ -336,7 +407,11 @@ pub struct SecretStrategy;
 impl Strategy for SecretStrategy {
     fn prepare_for_create(&self, obj: &mut Value) {
         if let Value::Object(m) = obj {
-            if m.get("type").and_then(Value::as_str).unwrap_or("").is_empty() {
+            if m.get("type")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .is_empty()
+            {
                 m.insert("type".into(), json!("Opaque"));
             }
         }
@@ -349,7 +424,10 @@ mod tests {
 
     #[test]
     fn qos() {
-        assert_eq!(qos_class(&json!({"containers": [{"name": "a"}]})), "BestEffort");
+        assert_eq!(
+            qos_class(&json!({"containers": [{"name": "a"}]})),
+            "BestEffort"
+        );
         let g = json!({"containers": [{"resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]});
         assert_eq!(qos_class(&g), "Guaranteed");
         let b = json!({"containers": [{"resources": {"requests": {"cpu": "1"}}}]});

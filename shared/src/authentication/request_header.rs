@@ -37,9 +37,8 @@ impl RequestHeaderNames {
     /// before delegation).
     pub fn is_identity_header(&self, name: &str) -> bool {
         let eq = |h: &String| h.eq_ignore_ascii_case(name);
-        let prefixed = |p: &String| {
-            name.len() >= p.len() && name[..p.len()].eq_ignore_ascii_case(p)
-        };
+        let prefixed =
+            |p: &String| name.len() >= p.len() && name[..p.len()].eq_ignore_ascii_case(p);
         self.username.iter().any(eq)
             || self.uid.iter().any(eq)
             || self.group.iter().any(eq)
@@ -66,12 +65,23 @@ pub struct RequestHeaderAuthenticator {
 
 impl RequestHeaderAuthenticator {
     /// An authenticator trusting proxies whose certificates chain to `verifier`.
-    pub fn new(verifier: CertVerifier, allowed_names: Vec<String>, names: RequestHeaderNames) -> Self {
-        RequestHeaderAuthenticator { verifier, allowed_names, names }
+    pub fn new(
+        verifier: CertVerifier,
+        allowed_names: Vec<String>,
+        names: RequestHeaderNames,
+    ) -> Self {
+        RequestHeaderAuthenticator {
+            verifier,
+            allowed_names,
+            names,
+        }
     }
 }
 
-fn header_values<'a>(headers: &'a http::HeaderMap, names: &'a [String]) -> impl Iterator<Item = String> + 'a {
+fn header_values<'a>(
+    headers: &'a http::HeaderMap,
+    names: &'a [String],
+) -> impl Iterator<Item = String> + 'a {
     names.iter().flat_map(move |n| {
         headers
             .get_all(n.as_str())
@@ -84,21 +94,28 @@ fn header_values<'a>(headers: &'a http::HeaderMap, names: &'a [String]) -> impl 
 
 impl Authenticator for RequestHeaderAuthenticator {
     fn authenticate(&self, req: &AuthRequest<'_>) -> AuthOutcome {
-        let Some(peer) = req.peer_certificates else { return AuthOutcome::NotApplicable };
+        let Some(peer) = req.peer_certificates else {
+            return AuthOutcome::NotApplicable;
+        };
         if peer.0.is_empty() || self.verifier.verify(&peer.0).is_err() {
             // Not a front proxy: let the other authenticators look at the request.
             return AuthOutcome::NotApplicable;
         }
         if !self.allowed_names.is_empty() {
-            let cn = subject_names(&peer.0[0]).map(|(cn, _)| cn).unwrap_or_default();
+            let cn = subject_names(&peer.0[0])
+                .map(|(cn, _)| cn)
+                .unwrap_or_default();
             if !self.allowed_names.iter().any(|a| *a == cn) {
                 return AuthOutcome::Failed(format!("client certificate CN {cn:?} is not allowed"));
             }
         }
-        let Some(name) = header_values(req.headers, &self.names.username).find(|v| !v.is_empty()) else {
+        let Some(name) = header_values(req.headers, &self.names.username).find(|v| !v.is_empty())
+        else {
             return AuthOutcome::NotApplicable;
         };
-        let uid = header_values(req.headers, &self.names.uid).find(|v| !v.is_empty()).unwrap_or_default();
+        let uid = header_values(req.headers, &self.names.uid)
+            .find(|v| !v.is_empty())
+            .unwrap_or_default();
         let groups = header_values(req.headers, &self.names.group).collect();
         let mut extra: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for (header, value) in req.headers.iter() {
@@ -114,7 +131,12 @@ impl Authenticator for RequestHeaderAuthenticator {
                 }
             }
         }
-        AuthOutcome::Authenticated(UserInfo { name, uid, groups, extra })
+        AuthOutcome::Authenticated(UserInfo {
+            name,
+            uid,
+            groups,
+            extra,
+        })
     }
 }
 

@@ -28,7 +28,13 @@ impl TokenFileAuthenticator {
             }
             let groups = fields
                 .get(3)
-                .map(|g| g.split(',').map(str::trim).filter(|g| !g.is_empty()).map(str::to_string).collect())
+                .map(|g| {
+                    g.split(',')
+                        .map(str::trim)
+                        .filter(|g| !g.is_empty())
+                        .map(str::to_string)
+                        .collect()
+                })
                 .unwrap_or_default();
             let user = UserInfo {
                 name: fields[1].clone(),
@@ -76,7 +82,9 @@ pub fn bearer_token(headers: &http::HeaderMap) -> Option<&str> {
 
 impl Authenticator for TokenFileAuthenticator {
     fn authenticate(&self, req: &AuthRequest<'_>) -> AuthOutcome {
-        let Some(token) = bearer_token(req.headers) else { return AuthOutcome::NotApplicable };
+        let Some(token) = bearer_token(req.headers) else {
+            return AuthOutcome::NotApplicable;
+        };
         match self.tokens.get(token) {
             Some(user) => AuthOutcome::Authenticated(user.clone()),
             None => AuthOutcome::Failed("invalid bearer token".into()),

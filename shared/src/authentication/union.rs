@@ -3,7 +3,10 @@
 
 use std::sync::Arc;
 
-use super::{AuthOutcome, AuthRequest, Authenticator, UserInfo, ALL_AUTHENTICATED, ALL_UNAUTHENTICATED, ANONYMOUS};
+use super::{
+    AuthOutcome, AuthRequest, Authenticator, UserInfo, ALL_AUTHENTICATED, ALL_UNAUTHENTICATED,
+    ANONYMOUS,
+};
 
 /// Paths anonymous requests may reach when anonymous authentication is on (as
 /// upstream's structured `anonymous.conditions`): health probes and version.
@@ -20,8 +23,14 @@ pub struct UnionAuthenticator {
 impl UnionAuthenticator {
     /// `anonymous_paths`: `None` disables anonymous requests; otherwise the
     /// path prefixes (exact path or path + `/...`) they may reach.
-    pub fn new(authenticators: Vec<Arc<dyn Authenticator>>, anonymous_paths: Option<Vec<String>>) -> Self {
-        UnionAuthenticator { authenticators, anonymous_paths }
+    pub fn new(
+        authenticators: Vec<Arc<dyn Authenticator>>,
+        anonymous_paths: Option<Vec<String>>,
+    ) -> Self {
+        UnionAuthenticator {
+            authenticators,
+            anonymous_paths,
+        }
     }
 
     /// The user of the request, or the reason it is unauthorized.
@@ -44,7 +53,8 @@ impl UnionAuthenticator {
         }
         let allowed = self.anonymous_paths.as_ref().is_some_and(|paths| {
             paths.iter().any(|p| {
-                req.path == p || (req.path.starts_with(p.as_str()) && req.path[p.len()..].starts_with('/'))
+                req.path == p
+                    || (req.path.starts_with(p.as_str()) && req.path[p.len()..].starts_with('/'))
             })
         });
         if allowed {
@@ -67,12 +77,21 @@ mod tests {
         let tokens = TokenFileAuthenticator::parse("good,alice,1\n").unwrap();
         UnionAuthenticator::new(
             vec![Arc::new(tokens)],
-            anon.then(|| DEFAULT_ANONYMOUS_PATHS.iter().map(|s| s.to_string()).collect()),
+            anon.then(|| {
+                DEFAULT_ANONYMOUS_PATHS
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect()
+            }),
         )
     }
 
     fn req<'a>(headers: &'a http::HeaderMap, path: &'a str) -> AuthRequest<'a> {
-        AuthRequest { headers, peer_certificates: None, path }
+        AuthRequest {
+            headers,
+            peer_certificates: None,
+            path,
+        }
     }
 
     #[test]
@@ -81,13 +100,21 @@ mod tests {
         let mut h = http::HeaderMap::new();
         assert!(u.authenticate(&req(&h, "/api")).is_err());
         assert_eq!(u.authenticate(&req(&h, "/readyz")).unwrap().name, ANONYMOUS);
-        assert_eq!(u.authenticate(&req(&h, "/readyz/etcd")).unwrap().name, ANONYMOUS);
+        assert_eq!(
+            u.authenticate(&req(&h, "/readyz/etcd")).unwrap().name,
+            ANONYMOUS
+        );
         assert!(u.authenticate(&req(&h, "/readyzz")).is_err());
         h.insert("authorization", "Bearer good".parse().unwrap());
         let alice = u.authenticate(&req(&h, "/api")).unwrap();
         assert_eq!(alice.groups, vec![ALL_AUTHENTICATED]);
         h.insert("authorization", "Bearer bad".parse().unwrap());
-        assert!(u.authenticate(&req(&h, "/readyz")).is_err(), "a bad token is never anonymous");
-        assert!(union(false).authenticate(&req(&http::HeaderMap::new(), "/readyz")).is_err());
+        assert!(
+            u.authenticate(&req(&h, "/readyz")).is_err(),
+            "a bad token is never anonymous"
+        );
+        assert!(union(false)
+            .authenticate(&req(&http::HeaderMap::new(), "/readyz"))
+            .is_err());
     }
 }

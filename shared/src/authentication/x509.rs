@@ -84,7 +84,9 @@ impl X509Authenticator {
 
 impl Authenticator for X509Authenticator {
     fn authenticate(&self, req: &AuthRequest<'_>) -> AuthOutcome {
-        let Some(peer) = req.peer_certificates else { return AuthOutcome::NotApplicable };
+        let Some(peer) = req.peer_certificates else {
+            return AuthOutcome::NotApplicable;
+        };
         if peer.0.is_empty() {
             return AuthOutcome::NotApplicable;
         }
@@ -92,9 +94,11 @@ impl Authenticator for X509Authenticator {
             return AuthOutcome::Failed(e);
         }
         match subject_names(&peer.0[0]) {
-            Ok((name, groups)) if !name.is_empty() => {
-                AuthOutcome::Authenticated(UserInfo { name, groups, ..Default::default() })
-            }
+            Ok((name, groups)) if !name.is_empty() => AuthOutcome::Authenticated(UserInfo {
+                name,
+                groups,
+                ..Default::default()
+            }),
             Ok(_) => AuthOutcome::Failed("certificate has no common name".into()),
             Err(e) => AuthOutcome::Failed(e),
         }

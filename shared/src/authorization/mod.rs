@@ -90,7 +90,10 @@ pub fn forbidden_message(user: &UserInfo, ri: &RequestInfo, reason: &str) -> Str
             user.name, ri.verb, resource, ri.api_group, scope
         )
     } else {
-        format!("User \"{}\" cannot {} path \"{}\"", user.name, ri.verb, ri.path)
+        format!(
+            "User \"{}\" cannot {} path \"{}\"",
+            user.name, ri.verb, ri.path
+        )
     };
     if !reason.is_empty() {
         msg.push_str(": ");

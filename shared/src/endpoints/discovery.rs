@@ -20,7 +20,10 @@ pub struct GroupEntry {
 /// A handler for a resource that is not backed by the generic store
 /// (reviews such as SelfSubjectReview, TokenReview, SubjectAccessReview).
 pub type ResourceHandler = Arc<
-    dyn Fn(crate::body::Request, crate::endpoints::request_info::RequestInfo) -> futures_util::future::BoxFuture<'static, crate::body::Response>
+    dyn Fn(
+            crate::body::Request,
+            crate::endpoints::request_info::RequestInfo,
+        ) -> futures_util::future::BoxFuture<'static, crate::body::Response>
         + Send
         + Sync,
 >;
@@ -74,15 +77,25 @@ impl GroupSet {
                     g.versions.push(def.version.clone());
                 }
             }
-            None => self.groups.push(GroupEntry { name: def.group.clone(), versions: vec![def.version.clone()] }),
+            None => self.groups.push(GroupEntry {
+                name: def.group.clone(),
+                versions: vec![def.version.clone()],
+            }),
         }
-        self.routes.insert((def.group.clone(), def.version.clone(), def.resource.clone()), route.clone());
-        self.resources.entry((def.group.clone(), def.version.clone())).or_default().push(route);
+        self.routes.insert(
+            (def.group.clone(), def.version.clone(), def.resource.clone()),
+            route.clone(),
+        );
+        self.resources
+            .entry((def.group.clone(), def.version.clone()))
+            .or_default()
+            .push(route);
     }
 
     /// How a resource is served.
     pub fn route(&self, group: &str, version: &str, resource: &str) -> Option<&Route> {
-        self.routes.get(&(group.to_string(), version.to_string(), resource.to_string()))
+        self.routes
+            .get(&(group.to_string(), version.to_string(), resource.to_string()))
     }
 
     /// The store serving a resource, if it is store-backed.
@@ -100,7 +113,8 @@ impl GroupSet {
 
     /// Whether this server serves `group`/`version`.
     pub fn serves(&self, group: &str, version: &str) -> bool {
-        self.resources.contains_key(&(group.to_string(), version.to_string()))
+        self.resources
+            .contains_key(&(group.to_string(), version.to_string()))
     }
 
     /// All stores.
@@ -132,7 +146,10 @@ impl GroupSet {
 
     /// `/apis/<group>`.
     pub fn api_group(&self, group: &str) -> Option<Value> {
-        let g = self.groups.iter().find(|g| g.name == group && !group.is_empty())?;
+        let g = self
+            .groups
+            .iter()
+            .find(|g| g.name == group && !group.is_empty())?;
         let mut body = json!({"kind": "APIGroup", "apiVersion": "v1"});
         if let (Value::Object(out), Value::Object(inner)) = (&mut body, api_group_body(g)) {
             out.extend(inner);
@@ -142,8 +159,14 @@ impl GroupSet {
 
     /// `/api/v1` or `/apis/<group>/<version>`.
     pub fn resource_list(&self, group: &str, version: &str) -> Option<Value> {
-        let stores = self.resources.get(&(group.to_string(), version.to_string()))?;
-        let gv = if group.is_empty() { version.to_string() } else { format!("{group}/{version}") };
+        let stores = self
+            .resources
+            .get(&(group.to_string(), version.to_string()))?;
+        let gv = if group.is_empty() {
+            version.to_string()
+        } else {
+            format!("{group}/{version}")
+        };
         let mut resources = Vec::new();
         for route in stores {
             let def = route.def();
@@ -196,14 +219,20 @@ fn api_resource(def: &ResourceDef) -> Value {
     if !def.categories.is_empty() {
         r.insert("categories".into(), json!(def.categories));
     }
-    r.insert("storageVersionHash".into(), json!(storage_version_hash(&def.group, &def.version, &def.kind)));
+    r.insert(
+        "storageVersionHash".into(),
+        json!(storage_version_hash(&def.group, &def.version, &def.kind)),
+    );
     Value::Object(r)
 }
 
 /// Upstream's storage version hash: base64 of the first 8 bytes of
 /// SHA-256(`<group>/<version>/<kind>`).
 pub fn storage_version_hash(group: &str, version: &str, kind: &str) -> String {
-    let digest = ring::digest::digest(&ring::digest::SHA256, format!("{group}/{version}/{kind}").as_bytes());
+    let digest = ring::digest::digest(
+        &ring::digest::SHA256,
+        format!("{group}/{version}/{kind}").as_bytes(),
+    );
     base64::engine::general_purpose::STANDARD.encode(&digest.as_ref()[..8])
 }
 

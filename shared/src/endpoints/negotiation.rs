@@ -43,7 +43,10 @@ fn parse_accept(header: &str) -> Vec<MediaRange<'_>> {
             let mut pieces = part.split(';').map(str::trim);
             let type_ = pieces.next().filter(|t| !t.is_empty())?;
             let params = pieces
-                .filter_map(|p| p.split_once('=').map(|(k, v)| (k.trim(), v.trim().trim_matches('"'))))
+                .filter_map(|p| {
+                    p.split_once('=')
+                        .map(|(k, v)| (k.trim(), v.trim().trim_matches('"')))
+                })
                 .collect();
             Some(MediaRange { type_, params })
         })
@@ -70,14 +73,29 @@ pub fn negotiate(
             )))
         }
     };
-    let plain = Negotiated { output: Output::Object, include_object: include, pretty };
-    let Some(accept) = accept.filter(|a| !a.trim().is_empty()) else { return Ok(plain) };
+    let plain = Negotiated {
+        output: Output::Object,
+        include_object: include,
+        pretty,
+    };
+    let Some(accept) = accept.filter(|a| !a.trim().is_empty()) else {
+        return Ok(plain);
+    };
     for range in parse_accept(accept) {
-        let json_like = matches!(range.type_, "application/json" | "application/*" | "*/*" | "*" | "application/yaml");
+        let json_like = matches!(
+            range.type_,
+            "application/json" | "application/*" | "*/*" | "*" | "application/yaml"
+        );
         if !json_like {
             continue;
         }
-        let param = |k: &str| range.params.iter().find(|(pk, _)| pk.eq_ignore_ascii_case(k)).map(|(_, v)| *v);
+        let param = |k: &str| {
+            range
+                .params
+                .iter()
+                .find(|(pk, _)| pk.eq_ignore_ascii_case(k))
+                .map(|(_, v)| *v)
+        };
         match param("as") {
             None => return Ok(plain),
             Some(as_) => {
@@ -91,7 +109,11 @@ pub fn negotiate(
                     "PartialObjectMetadataList" if is_list => Output::PartialObjectMetadataList,
                     _ => continue,
                 };
-                return Ok(Negotiated { output, include_object: include, pretty });
+                return Ok(Negotiated {
+                    output,
+                    include_object: include,
+                    pretty,
+                });
             }
         }
     }
@@ -111,7 +133,12 @@ pub enum BodyFormat {
 /// Classifies a request body's `Content-Type`.
 pub fn body_format(content_type: Option<&str>) -> Result<BodyFormat, ApiError> {
     let ct = content_type.unwrap_or("application/json");
-    let media = ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let media = ct
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
     match media.as_str() {
         "" | "application/json" => Ok(BodyFormat::Json),
         "application/json-patch+json" => Ok(BodyFormat::JsonPatch),
@@ -138,21 +165,39 @@ mod tests {
     #[test]
     fn metadata_client() {
         let a = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
-        assert_eq!(negotiate(Some(a), true, None, false).unwrap().output, Output::PartialObjectMetadataList);
+        assert_eq!(
+            negotiate(Some(a), true, None, false).unwrap().output,
+            Output::PartialObjectMetadataList
+        );
         // the single form on a get falls through to plain JSON
-        assert_eq!(negotiate(Some(a), false, None, false).unwrap().output, Output::Object);
+        assert_eq!(
+            negotiate(Some(a), false, None, false).unwrap().output,
+            Output::Object
+        );
     }
 
     #[test]
     fn protobuf_only_is_406() {
-        let e = negotiate(Some("application/vnd.kubernetes.protobuf"), false, None, false).unwrap_err();
+        let e = negotiate(
+            Some("application/vnd.kubernetes.protobuf"),
+            false,
+            None,
+            false,
+        )
+        .unwrap_err();
         assert_eq!(e.code, 406);
     }
 
     #[test]
     fn body_formats() {
-        assert_eq!(body_format(Some("application/merge-patch+json")).unwrap(), BodyFormat::MergePatch);
-        assert_eq!(body_format(Some("application/json; charset=utf-8")).unwrap(), BodyFormat::Json);
+        assert_eq!(
+            body_format(Some("application/merge-patch+json")).unwrap(),
+            BodyFormat::MergePatch
+        );
+        assert_eq!(
+            body_format(Some("application/json; charset=utf-8")).unwrap(),
+            BodyFormat::Json
+        );
         assert_eq!(body_format(Some("text/plain")).unwrap_err().code, 415);
     }
 }

@@ -85,7 +85,12 @@ fn details(gr: GroupResource<'_>, name: &str) -> Option<StatusDetails> {
 
 impl ApiError {
     fn new(code: u16, reason: &'static str, message: impl Into<String>) -> Self {
-        ApiError { code, reason, message: message.into(), details: None }
+        ApiError {
+            code,
+            reason,
+            message: message.into(),
+            details: None,
+        }
     }
 
     /// 404 `<resource> "<name>" not found`.
@@ -98,14 +103,22 @@ impl ApiError {
 
     /// 404 for a path nothing serves, as upstream's final not-found handler says it.
     pub fn path_not_found() -> Self {
-        Self::new(404, "NotFound", "the server could not find the requested resource")
+        Self::new(
+            404,
+            "NotFound",
+            "the server could not find the requested resource",
+        )
     }
 
     /// 409 `<resource> "<name>" already exists`.
     pub fn already_exists(gr: GroupResource<'_>, name: &str) -> Self {
         ApiError {
             details: details(gr, name),
-            ..Self::new(409, "AlreadyExists", format!("{gr} \"{name}\" already exists"))
+            ..Self::new(
+                409,
+                "AlreadyExists",
+                format!("{gr} \"{name}\" already exists"),
+            )
         }
     }
 
@@ -113,7 +126,11 @@ impl ApiError {
     pub fn conflict(gr: GroupResource<'_>, name: &str, why: &str) -> Self {
         ApiError {
             details: details(gr, name),
-            ..Self::new(409, "Conflict", format!("Operation cannot be fulfilled on {gr} \"{name}\": {why}"))
+            ..Self::new(
+                409,
+                "Conflict",
+                format!("Operation cannot be fulfilled on {gr} \"{name}\": {why}"),
+            )
         }
     }
 
@@ -136,7 +153,10 @@ impl ApiError {
             [one] => format!("{kind} \"{name}\" is invalid: {one}"),
             many => format!(
                 "{kind} \"{name}\" is invalid: [{}]",
-                many.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(", ")
+                many.iter()
+                    .map(|e| e.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         };
         ApiError {
@@ -168,12 +188,18 @@ impl ApiError {
         } else {
             format!("{gr} \"{name}\" is forbidden: {why}")
         };
-        ApiError { details: details(gr, name), ..Self::new(403, "Forbidden", message) }
+        ApiError {
+            details: details(gr, name),
+            ..Self::new(403, "Forbidden", message)
+        }
     }
 
     /// 403 with a message built by the caller (authorization filter).
     pub fn forbidden_message(gr: GroupResource<'_>, name: &str, message: String) -> Self {
-        ApiError { details: details(gr, name), ..Self::new(403, "Forbidden", message) }
+        ApiError {
+            details: details(gr, name),
+            ..Self::new(403, "Forbidden", message)
+        }
     }
 
     /// 405 `<verb> is not supported on resources of kind "<resource>"`.
@@ -193,7 +219,10 @@ impl ApiError {
         Self::new(
             406,
             "NotAcceptable",
-            format!("only the following media types are accepted: {}", supported.join(", ")),
+            format!(
+                "only the following media types are accepted: {}",
+                supported.join(", ")
+            ),
         )
     }
 
@@ -211,7 +240,11 @@ impl ApiError {
 
     /// 413 for a body over the limit.
     pub fn request_entity_too_large(limit: usize) -> Self {
-        Self::new(413, "RequestEntityTooLarge", format!("Request entity too large: limit is {limit}"))
+        Self::new(
+            413,
+            "RequestEntityTooLarge",
+            format!("Request entity too large: limit is {limit}"),
+        )
     }
 
     /// 410 Expired (compacted resourceVersion or continue token).
@@ -229,10 +262,17 @@ impl ApiError {
         let err = err.to_string();
         ApiError {
             details: Some(StatusDetails {
-                causes: vec![StatusCause { message: err.clone(), ..empty_cause() }],
+                causes: vec![StatusCause {
+                    message: err.clone(),
+                    ..empty_cause()
+                }],
                 ..Default::default()
             }),
-            ..Self::new(500, "InternalError", format!("Internal error occurred: {err}"))
+            ..Self::new(
+                500,
+                "InternalError",
+                format!("Internal error occurred: {err}"),
+            )
         }
     }
 
@@ -244,7 +284,10 @@ impl ApiError {
     /// 503 with `retryAfterSeconds`, as upstream answers before its routes are installed.
     pub fn service_unavailable_retry(message: impl Into<String>, retry_after_seconds: u32) -> Self {
         ApiError {
-            details: Some(StatusDetails { retry_after_seconds, ..Default::default() }),
+            details: Some(StatusDetails {
+                retry_after_seconds,
+                ..Default::default()
+            }),
             ..Self::new(503, "ServiceUnavailable", message)
         }
     }
@@ -252,7 +295,10 @@ impl ApiError {
     /// 429 with `retryAfterSeconds`.
     pub fn too_many_requests(message: impl Into<String>, retry_after_seconds: u32) -> Self {
         ApiError {
-            details: Some(StatusDetails { retry_after_seconds, ..Default::default() }),
+            details: Some(StatusDetails {
+                retry_after_seconds,
+                ..Default::default()
+            }),
             ..Self::new(429, "TooManyRequests", message)
         }
     }
@@ -293,15 +339,22 @@ impl ApiError {
             .header(http::header::CONTENT_TYPE, "application/json");
         if let Some(d) = &self.details {
             if d.retry_after_seconds > 0 {
-                builder = builder.header(http::header::RETRY_AFTER, d.retry_after_seconds.to_string());
+                builder =
+                    builder.header(http::header::RETRY_AFTER, d.retry_after_seconds.to_string());
             }
         }
-        builder.body(body::full(bytes)).unwrap_or_else(|_| http::Response::new(body::empty()))
+        builder
+            .body(body::full(bytes))
+            .unwrap_or_else(|_| http::Response::new(body::empty()))
     }
 }
 
 fn empty_cause() -> StatusCause {
-    StatusCause { reason: String::new(), message: String::new(), field: String::new() }
+    StatusCause {
+        reason: String::new(),
+        message: String::new(),
+        field: String::new(),
+    }
 }
 
 /// A `Status` with `status: Success`, as DELETE returns when no object is returned.
@@ -332,7 +385,13 @@ mod tests {
 
     #[test]
     fn not_found_matches_upstream() {
-        let e = ApiError::not_found(GroupResource { group: "", resource: "configmaps" }, "nope");
+        let e = ApiError::not_found(
+            GroupResource {
+                group: "",
+                resource: "configmaps",
+            },
+            "nope",
+        );
         assert_eq!(
             serde_json::to_string(&e.to_status()).unwrap(),
             r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"configmaps \"nope\" not found","reason":"NotFound","details":{"name":"nope","kind":"configmaps"},"code":404}"#
@@ -349,6 +408,13 @@ mod tests {
 
     #[test]
     fn group_resource_display() {
-        assert_eq!(GroupResource { group: "apps", resource: "deployments" }.to_string(), "deployments.apps");
+        assert_eq!(
+            GroupResource {
+                group: "apps",
+                resource: "deployments"
+            }
+            .to_string(),
+            "deployments.apps"
+        );
     }
 }

@@ -19,14 +19,29 @@ pub struct Authorization {
 
 impl Filter for Authorization {
     fn call(&self, req: Request, next: Next) -> BoxFuture<'static, Response> {
-        let (Some(user), Some(info)) = (req.extensions().get::<UserInfo>(), req.extensions().get::<RequestInfo>()) else {
-            return Box::pin(async { ApiError::internal("no user or request info on the request").into_response() });
+        let (Some(user), Some(info)) = (
+            req.extensions().get::<UserInfo>(),
+            req.extensions().get::<RequestInfo>(),
+        ) else {
+            return Box::pin(async {
+                ApiError::internal("no user or request info on the request").into_response()
+            });
         };
-        let denied = match self.authorizer.authorize(&Attributes { user, request: info }) {
+        let denied = match self.authorizer.authorize(&Attributes {
+            user,
+            request: info,
+        }) {
             Decision::Allow => None,
             Decision::Deny(reason) | Decision::NoOpinion(reason) => {
-                let gr = GroupResource { group: &info.api_group, resource: &info.resource };
-                Some(ApiError::forbidden_message(gr, &info.name, forbidden_message(user, info, &reason)))
+                let gr = GroupResource {
+                    group: &info.api_group,
+                    resource: &info.resource,
+                };
+                Some(ApiError::forbidden_message(
+                    gr,
+                    &info.name,
+                    forbidden_message(user, info, &reason),
+                ))
             }
         };
         match denied {

@@ -69,7 +69,10 @@ where
     type Service = FilterService<F>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        FilterService { filter: self.0.clone(), inner: BoxCloneService::new(inner) }
+        FilterService {
+            filter: self.0.clone(),
+            inner: BoxCloneService::new(inner),
+        }
     }
 }
 
@@ -94,7 +97,9 @@ impl<F: Filter> Service<Request> for FilterService<F> {
 
     fn call(&mut self, req: Request) -> Self::Future {
         use futures_util::FutureExt;
-        self.filter.call(req, Next(self.inner.clone())).map(Ok as fn(Response) -> Result<Response, Infallible>)
+        self.filter
+            .call(req, Next(self.inner.clone()))
+            .map(Ok as fn(Response) -> Result<Response, Infallible>)
     }
 }
 

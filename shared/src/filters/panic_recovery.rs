@@ -28,7 +28,10 @@ impl Filter for PanicRecovery {
                         .or_else(|| panic.downcast_ref::<String>().cloned())
                         .unwrap_or_default();
                     tracing::error!(%method, %uri, panic = %what, "handler panicked");
-                    plain_text(500, "This request caused apiserver to panic. Look in the logs for details.")
+                    plain_text(
+                        500,
+                        "This request caused apiserver to panic. Look in the logs for details.",
+                    )
                 }
             }
         })

@@ -21,17 +21,25 @@ pub struct RequestTimeout {
 
 impl Filter for RequestTimeout {
     fn call(&self, req: Request, next: Next) -> BoxFuture<'static, Response> {
-        let long_running = req.extensions().get::<RequestInfo>().is_some_and(RequestInfo::is_long_running);
+        let long_running = req
+            .extensions()
+            .get::<RequestInfo>()
+            .is_some_and(RequestInfo::is_long_running);
         if long_running {
             return Box::pin(next.run(req));
         }
         let mut deadline = self.default;
-        if let Some(t) = Query::from_uri(req.uri()).get("timeout").filter(|t| !t.is_empty()) {
+        if let Some(t) = Query::from_uri(req.uri())
+            .get("timeout")
+            .filter(|t| !t.is_empty())
+        {
             match parse_go_duration(t) {
                 Ok(d) if d > Duration::ZERO => deadline = deadline.min(d),
                 Ok(_) => {}
                 Err(e) => {
-                    let err = ApiError::bad_request(format!("invalid timeout specified in the request URL - {e}"));
+                    let err = ApiError::bad_request(format!(
+                        "invalid timeout specified in the request URL - {e}"
+                    ));
                     return Box::pin(async move { err.into_response() });
                 }
             }
@@ -39,7 +47,8 @@ impl Filter for RequestTimeout {
         Box::pin(async move {
             match tokio::time::timeout(deadline, next.run(req)).await {
                 Ok(resp) => resp,
-                Err(_) => ApiError::timeout("request did not complete within the allotted timeout").into_response(),
+                Err(_) => ApiError::timeout("request did not complete within the allotted timeout")
+                    .into_response(),
             }
         })
     }

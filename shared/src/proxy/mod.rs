@@ -47,9 +47,15 @@ pub struct Delegate {
 impl Delegate {
     /// Builds the delegate from the flags; `None` when no `--delegate-url` is set.
     pub fn from_options(opts: &DelegationOptions) -> anyhow::Result<Option<Self>> {
-        let Some(url) = &opts.delegate_url else { return Ok(None) };
-        let ca_path = opts.delegate_ca_file.as_ref().context("--delegate-ca-file is required with --delegate-url")?;
-        let ca = std::fs::read(ca_path).with_context(|| format!("reading {}", ca_path.display()))?;
+        let Some(url) = &opts.delegate_url else {
+            return Ok(None);
+        };
+        let ca_path = opts
+            .delegate_ca_file
+            .as_ref()
+            .context("--delegate-ca-file is required with --delegate-url")?;
+        let ca =
+            std::fs::read(ca_path).with_context(|| format!("reading {}", ca_path.display()))?;
         let cert_key = match (&opts.proxy_client_cert_file, &opts.proxy_client_key_file) {
             (Some(c), Some(k)) => Some((
                 std::fs::read(c).with_context(|| format!("reading {}", c.display()))?,
@@ -67,7 +73,10 @@ impl Delegate {
 
     /// A delegate at `url` using the given TLS client configuration.
     pub fn new(url: &str, tls: rustls::ClientConfig) -> anyhow::Result<Self> {
-        let base: Uri = url.trim_end_matches('/').parse().with_context(|| format!("parsing delegate URL {url}"))?;
+        let base: Uri = url
+            .trim_end_matches('/')
+            .parse()
+            .with_context(|| format!("parsing delegate URL {url}"))?;
         let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
         http.enforce_http(false);
         http.set_nodelay(true);
@@ -96,12 +105,18 @@ impl Delegate {
                 .parse()
                 .map_err(|e| ApiError::bad_request(format!("invalid request path: {e}")))?,
         );
-        Uri::from_parts(parts).map_err(|e| ApiError::internal(format!("building delegate URL: {e}")))
+        Uri::from_parts(parts)
+            .map_err(|e| ApiError::internal(format!("building delegate URL: {e}")))
     }
 
     /// Forwards `req` as `user` and returns the next tier's response as is.
     pub async fn forward(&self, mut req: Request, user: Option<&UserInfo>) -> Response {
-        let pq = req.uri().path_and_query().map(|p| p.as_str()).unwrap_or("/").to_string();
+        let pq = req
+            .uri()
+            .path_and_query()
+            .map(|p| p.as_str())
+            .unwrap_or("/")
+            .to_string();
         let uri = match self.target(&pq) {
             Ok(u) => u,
             Err(e) => return e.into_response(),
@@ -109,20 +124,28 @@ impl Delegate {
         let upgrade = is_upgrade(req.headers());
         let client_upgrade = upgrade.then(|| hyper::upgrade::on(&mut req));
         let (parts, body) = req.into_parts();
-        let mut out = http::Request::builder().method(parts.method).uri(uri).version(http::Version::HTTP_11);
+        let mut out = http::Request::builder()
+            .method(parts.method)
+            .uri(uri)
+            .version(http::Version::HTTP_11);
         if let Some(h) = out.headers_mut() {
             copy_request_headers(&parts.headers, h, upgrade);
             set_identity_headers(h, user);
         }
         let out = match out.body(if upgrade { body::empty() } else { body }) {
             Ok(r) => r,
-            Err(e) => return ApiError::internal(format!("building delegated request: {e}")).into_response(),
+            Err(e) => {
+                return ApiError::internal(format!("building delegated request: {e}"))
+                    .into_response()
+            }
         };
         let resp = match self.client.request(out).await {
             Ok(r) => r,
             Err(e) if caused_by_body_limit(&e) => {
-                return ApiError::request_entity_too_large(crate::endpoints::handlers::MAX_REQUEST_BODY_BYTES)
-                    .into_response();
+                return ApiError::request_entity_too_large(
+                    crate::endpoints::handlers::MAX_REQUEST_BODY_BYTES,
+                )
+                .into_response();
             }
             Err(e) => {
                 tracing::warn!(delegate = %self.base, error = %e, "delegate unreachable");
@@ -164,7 +187,10 @@ fn is_upgrade(headers: &HeaderMap) -> bool {
             .get_all(http::header::CONNECTION)
             .iter()
             .filter_map(|v| v.to_str().ok())
-            .any(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case("upgrade")))
+            .any(|v| {
+                v.split(',')
+                    .any(|t| t.trim().eq_ignore_ascii_case("upgrade"))
+            })
 }
 
 fn copy_request_headers(from: &HeaderMap, to: &mut HeaderMap, upgrade: bool) {
@@ -182,7 +208,10 @@ fn copy_request_headers(from: &HeaderMap, to: &mut HeaderMap, upgrade: bool) {
         to.append(name.clone(), value.clone());
     }
     if upgrade {
-        to.insert(http::header::CONNECTION, HeaderValue::from_static("Upgrade"));
+        to.insert(
+            http::header::CONNECTION,
+            HeaderValue::from_static("Upgrade"),
+        );
     }
 }
 
@@ -203,8 +232,12 @@ pub fn set_identity_headers(headers: &mut HeaderMap, user: Option<&UserInfo>) {
         }
     }
     for (key, values) in &user.extra {
-        let escaped = percent_encoding::utf8_percent_encode(&key.to_lowercase(), EXTRA_KEY_ESCAPE).to_string();
-        let Ok(name) = HeaderName::from_bytes(format!("x-remote-extra-{escaped}").as_bytes()) else { continue };
+        let escaped = percent_encoding::utf8_percent_encode(&key.to_lowercase(), EXTRA_KEY_ESCAPE)
+            .to_string();
+        let Ok(name) = HeaderName::from_bytes(format!("x-remote-extra-{escaped}").as_bytes())
+        else {
+            continue;
+        };
         for value in values {
             if let Ok(v) = HeaderValue::from_str(value) {
                 headers.append(name.clone(), v);
@@ -261,14 +294,27 @@ mod tests {
         let mut to = HeaderMap::new();
         copy_request_headers(&from, &mut to, false);
         let mut extra = std::collections::BTreeMap::new();
-        extra.insert("Scopes/Of Thing".to_string(), vec!["a".to_string(), "b".to_string()]);
-        let user = UserInfo { name: "alice".into(), uid: String::new(), groups: vec!["g1".into(), "g2".into()], extra };
+        extra.insert(
+            "Scopes/Of Thing".to_string(),
+            vec!["a".to_string(), "b".to_string()],
+        );
+        let user = UserInfo {
+            name: "alice".into(),
+            uid: String::new(),
+            groups: vec!["g1".into(), "g2".into()],
+            extra,
+        };
         set_identity_headers(&mut to, Some(&user));
         assert_eq!(to.get("x-remote-user").unwrap(), "alice");
         assert_eq!(to.get_all("x-remote-group").iter().count(), 2);
         assert!(to.get("x-remote-extra-foo").is_none());
         assert!(to.get("authorization").is_none());
-        assert_eq!(to.get_all("x-remote-extra-scopes%2fof%20thing").iter().count(), 2);
+        assert_eq!(
+            to.get_all("x-remote-extra-scopes%2fof%20thing")
+                .iter()
+                .count(),
+            2
+        );
         assert_eq!(to.get("accept").unwrap(), "application/json");
     }
 }

@@ -7,8 +7,12 @@ pub fn meta_mut(obj: &mut Value) -> &mut Map<String, Value> {
     if !obj.is_object() {
         *obj = Value::Object(Map::new());
     }
-    let Value::Object(map) = obj else { unreachable!("made an object above") };
-    let meta = map.entry("metadata").or_insert_with(|| Value::Object(Map::new()));
+    let Value::Object(map) = obj else {
+        unreachable!("made an object above")
+    };
+    let meta = map
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()));
     if !meta.is_object() {
         *meta = Value::Object(Map::new());
     }
@@ -20,7 +24,10 @@ pub fn meta_mut(obj: &mut Value) -> &mut Map<String, Value> {
 
 /// A string field of metadata, or "".
 pub fn meta_str<'a>(obj: &'a Value, field: &str) -> &'a str {
-    obj.get("metadata").and_then(|m| m.get(field)).and_then(Value::as_str).unwrap_or("")
+    obj.get("metadata")
+        .and_then(|m| m.get(field))
+        .and_then(Value::as_str)
+        .unwrap_or("")
 }
 
 /// `metadata.name`.
@@ -58,13 +65,19 @@ pub fn finalizers(obj: &Value) -> Vec<String> {
     obj.get("metadata")
         .and_then(|m| m.get("finalizers"))
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
 /// Whether `metadata.deletionTimestamp` is set.
 pub fn is_deleting(obj: &Value) -> bool {
-    obj.get("metadata").and_then(|m| m.get("deletionTimestamp")).is_some_and(|v| !v.is_null())
+    obj.get("metadata")
+        .and_then(|m| m.get("deletionTimestamp"))
+        .is_some_and(|v| !v.is_null())
 }
 
 /// `metadata.labels` as a map (empty when absent).
@@ -78,7 +91,9 @@ pub fn labels(obj: &Value) -> &Map<String, Value> {
 
 /// The current time as upstream serializes `metav1.Time` (RFC 3339, seconds).
 pub fn now_rfc3339() -> String {
-    jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+    jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
 }
 
 /// A time `secs` seconds from now, in the same format.

@@ -31,8 +31,16 @@ impl Subresource {
 }
 
 /// The verbs every resource served by the generic store supports.
-pub const ALL_VERBS: &[&str] =
-    &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
+pub const ALL_VERBS: &[&str] = &[
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
 
 /// One resource of one group/version.
 #[derive(Clone)]
@@ -176,7 +184,10 @@ impl ResourceDef {
 
     /// The group/resource used in error messages.
     pub fn group_resource(&self) -> crate::endpoints::status::GroupResource<'_> {
-        crate::endpoints::status::GroupResource { group: &self.group, resource: &self.resource }
+        crate::endpoints::status::GroupResource {
+            group: &self.group,
+            resource: &self.resource,
+        }
     }
 
     /// Whether the subresource is served.

@@ -104,18 +104,27 @@ pub struct Store {
 /// Maps storage failures that are not about the object itself.
 pub fn storage_error(e: StorageError) -> ApiError {
     match e {
-        StorageError::Unavailable(m) => ApiError::service_unavailable(format!("etcd is unavailable: {m}")),
+        StorageError::Unavailable(m) => {
+            ApiError::service_unavailable(format!("etcd is unavailable: {m}"))
+        }
         StorageError::Expired { .. } => {
             ApiError::expired("The resourceVersion for the provided list is too old.")
         }
-        StorageError::InvalidContinue(m) => ApiError::bad_request(format!("invalid continue token: {m}")),
+        StorageError::InvalidContinue(m) => {
+            ApiError::bad_request(format!("invalid continue token: {m}"))
+        }
         other => ApiError::internal(other),
     }
 }
 
 impl Store {
     /// A store for `def` under the etcd key prefix `prefix` (`/registry`).
-    pub fn new(def: ResourceDef, storage: EtcdStorage, prefix: &str, admission: AdmissionChain) -> Self {
+    pub fn new(
+        def: ResourceDef,
+        storage: EtcdStorage,
+        prefix: &str,
+        admission: AdmissionChain,
+    ) -> Self {
         Store {
             def: Arc::new(def),
             storage,
@@ -132,7 +141,10 @@ impl Store {
     /// The etcd key of an object.
     pub fn key(&self, namespace: &str, name: &str) -> String {
         if self.def.namespaced {
-            format!("{}/{}/{}/{}", self.prefix, self.def.storage_path, namespace, name)
+            format!(
+                "{}/{}/{}/{}",
+                self.prefix, self.def.storage_path, namespace, name
+            )
         } else {
             format!("{}/{}/{}", self.prefix, self.def.storage_path, name)
         }
@@ -151,7 +163,11 @@ impl Store {
     pub fn decode(&self, kv: &KeyValue) -> Result<Value, ApiError> {
         let mut obj: Value = serde_json::from_slice(&kv.value)
             .map_err(|e| ApiError::internal(format!("decoding {}: {e}", kv.key)))?;
-        meta::set(&mut obj, "resourceVersion", Value::String(kv.mod_revision.to_string()));
+        meta::set(
+            &mut obj,
+            "resourceVersion",
+            Value::String(kv.mod_revision.to_string()),
+        );
         Ok(obj)
     }
 
@@ -181,12 +197,21 @@ impl Store {
     }
 
     fn conflict(&self, name: &str) -> ApiError {
-        ApiError::conflict(self.def.group_resource(), name, ApiError::OPTIMISTIC_LOCK_MSG)
+        ApiError::conflict(
+            self.def.group_resource(),
+            name,
+            ApiError::OPTIMISTIC_LOCK_MSG,
+        )
     }
 
     /// GET one object.
     pub async fn get(&self, namespace: &str, name: &str) -> Result<Value, ApiError> {
-        match self.storage.get(&self.key(namespace, name)).await.map_err(storage_error)? {
+        match self
+            .storage
+            .get(&self.key(namespace, name))
+            .await
+            .map_err(storage_error)?
+        {
             Some(kv) => self.decode(&kv),
             None => Err(self.not_found(name)),
         }
@@ -210,23 +235,39 @@ impl Store {
     }
 
     /// POST: creates an object in `namespace`.
-    pub async fn create(&self, namespace: &str, mut obj: Value, ctx: &WriteContext) -> Result<Value, ApiError> {
+    pub async fn create(
+        &self,
+        namespace: &str,
+        mut obj: Value,
+        ctx: &WriteContext,
+    ) -> Result<Value, ApiError> {
         if !obj.is_object() {
-            return Err(ApiError::bad_request("the body of the request must be an object"));
+            return Err(ApiError::bad_request(
+                "the body of the request must be an object",
+            ));
         }
         self.reconcile_namespace(&mut obj, namespace)?;
         if !meta::resource_version(&obj).is_empty() {
-            return Err(ApiError::internal("resourceVersion should not be set on objects to be created"));
+            return Err(ApiError::internal(
+                "resourceVersion should not be set on objects to be created",
+            ));
         }
         self.set_type_meta(&mut obj);
-        let generate = meta::name(&obj).is_empty() && !meta::meta_str(&obj, "generateName").is_empty();
+        let generate =
+            meta::name(&obj).is_empty() && !meta::meta_str(&obj, "generateName").is_empty();
         {
             let m = meta::meta_mut(&mut obj);
             m.remove("deletionTimestamp");
             m.remove("deletionGracePeriodSeconds");
             m.remove("selfLink");
-            m.insert("uid".into(), Value::String(uuid::Uuid::new_v4().to_string()));
-            m.insert("creationTimestamp".into(), Value::String(meta::now_rfc3339()));
+            m.insert(
+                "uid".into(),
+                Value::String(uuid::Uuid::new_v4().to_string()),
+            );
+            m.insert(
+                "creationTimestamp".into(),
+                Value::String(meta::now_rfc3339()),
+            );
             if self.def.strategy.tracks_generation() {
                 m.insert("generation".into(), json!(1));
             } else {
@@ -243,13 +284,23 @@ impl Store {
         let attempts = if generate { GENERATE_NAME_ATTEMPTS } else { 1 };
         for attempt in 0..attempts {
             if generate {
-                let prefix: String =
-                    meta::meta_str(&obj, "generateName").chars().take(MAX_GENERATED_NAME_PREFIX).collect();
-                meta::set(&mut obj, "name", Value::String(format!("{prefix}{}", random_suffix())));
+                let prefix: String = meta::meta_str(&obj, "generateName")
+                    .chars()
+                    .take(MAX_GENERATED_NAME_PREFIX)
+                    .collect();
+                meta::set(
+                    &mut obj,
+                    "name",
+                    Value::String(format!("{prefix}{}", random_suffix())),
+                );
             }
             let name = meta::name(&obj).to_string();
-            let mut errors =
-                validate_object_meta(obj.get("metadata").unwrap_or(&Value::Null), self.def.namespaced, self.def.name_rule, &FieldPath::new("metadata"));
+            let mut errors = validate_object_meta(
+                obj.get("metadata").unwrap_or(&Value::Null),
+                self.def.namespaced,
+                self.def.name_rule,
+                &FieldPath::new("metadata"),
+            );
             errors.extend(self.def.strategy.validate(&obj));
             if !errors.is_empty() {
                 return Err(self.invalid(&name, &errors));
@@ -272,7 +323,11 @@ impl Store {
                 return Ok(obj);
             }
             let bytes = self.encode(&mut obj)?;
-            match self.storage.create(&self.key(namespace, &name), bytes).await {
+            match self
+                .storage
+                .create(&self.key(namespace, &name), bytes)
+                .await
+            {
                 Ok(rev) => {
                     meta::set(&mut obj, "resourceVersion", Value::String(rev.to_string()));
                     return Ok(obj);
@@ -284,7 +339,10 @@ impl Store {
                 Err(e) => return Err(storage_error(e)),
             }
         }
-        Err(ApiError::already_exists(self.def.group_resource(), meta::name(&obj)))
+        Err(ApiError::already_exists(
+            self.def.group_resource(),
+            meta::name(&obj),
+        ))
     }
 
     /// PUT or PATCH, on the main resource or a subresource, retried on races
@@ -308,7 +366,9 @@ impl Store {
                 UpdateKind::Patch(apply) => apply(&old)?,
             };
             if !new.is_object() {
-                return Err(ApiError::bad_request("the body of the request must be an object"));
+                return Err(ApiError::bad_request(
+                    "the body of the request must be an object",
+                ));
             }
             let client_rv = meta::resource_version(&new).to_string();
             let pinned = !client_rv.is_empty();
@@ -358,7 +418,11 @@ impl Store {
             };
             self.admission.admit(&attrs).await?;
 
-            meta::set(&mut new, "resourceVersion", Value::String(kv.mod_revision.to_string()));
+            meta::set(
+                &mut new,
+                "resourceVersion",
+                Value::String(kv.mod_revision.to_string()),
+            );
             if new == old || ctx.dry_run {
                 return Ok(new);
             }
@@ -398,7 +462,13 @@ impl Store {
     /// Carries over what an update may not change and bumps `generation`.
     fn prepare_update(&self, new: &mut Value, old: &Value, subresource: Option<Subresource>) {
         // System fields are owned by the server.
-        for field in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"] {
+        for field in [
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+        ] {
             if field == "uid" && !meta::uid(new).is_empty() {
                 continue; // a changed uid is rejected by validation
             }
@@ -428,8 +498,13 @@ impl Store {
                     for (k, v) in new_meta {
                         if !matches!(
                             k.as_str(),
-                            "labels" | "annotations" | "finalizers" | "ownerReferences" | "generation"
-                                | "deletionTimestamp" | "selfLink"
+                            "labels"
+                                | "annotations"
+                                | "finalizers"
+                                | "ownerReferences"
+                                | "generation"
+                                | "deletionTimestamp"
+                                | "selfLink"
                         ) {
                             keep.insert(k.clone(), v.clone());
                         }
@@ -465,7 +540,11 @@ impl Store {
                 }
                 self.def.strategy.prepare_for_update(new, old);
                 if self.def.strategy.tracks_generation() && spec_changed(new, old) {
-                    let g = old.get("metadata").and_then(|m| m.get("generation")).and_then(Value::as_i64).unwrap_or(0);
+                    let g = old
+                        .get("metadata")
+                        .and_then(|m| m.get("generation"))
+                        .and_then(Value::as_i64)
+                        .unwrap_or(0);
                     meta::set(new, "generation", json!(g + 1));
                 }
             }
@@ -556,9 +635,16 @@ impl Store {
                 let g = grace.unwrap_or(0);
                 {
                     let m = meta::meta_mut(&mut obj);
-                    m.insert("deletionTimestamp".into(), Value::String(meta::rfc3339_in(g)));
+                    m.insert(
+                        "deletionTimestamp".into(),
+                        Value::String(meta::rfc3339_in(g)),
+                    );
                     m.insert("deletionGracePeriodSeconds".into(), json!(g));
-                    if let Some(gen) = m.get("generation").and_then(Value::as_i64).filter(|g| *g > 0) {
+                    if let Some(gen) = m
+                        .get("generation")
+                        .and_then(Value::as_i64)
+                        .filter(|g| *g > 0)
+                    {
                         m.insert("generation".into(), json!(gen + 1));
                     }
                 }
@@ -588,7 +674,11 @@ impl Store {
                     meta::set(&mut obj, "resourceVersion", Value::String(rev.to_string()));
                     return Ok(DeleteOutcome::Deleted(obj));
                 }
-                Err(StorageError::Conflict { .. }) if opts.precondition_resource_version.is_none() => continue,
+                Err(StorageError::Conflict { .. })
+                    if opts.precondition_resource_version.is_none() =>
+                {
+                    continue
+                }
                 Err(StorageError::Conflict { .. }) => return Err(self.conflict(name)),
                 Err(StorageError::NotFound) => return Err(self.not_found(name)),
                 Err(e) => return Err(storage_error(e)),
@@ -600,8 +690,13 @@ impl Store {
     /// Checks that every field of a field selector is selectable here.
     pub fn check_field_selector(&self, sel: &FieldSelector) -> Result<(), ApiError> {
         for f in sel.fields() {
-            if f != "metadata.name" && f != "metadata.namespace" && !self.def.selectable_fields.iter().any(|s| s == f) {
-                return Err(ApiError::bad_request(format!("field label not supported: {f}")));
+            if f != "metadata.name"
+                && f != "metadata.namespace"
+                && !self.def.selectable_fields.iter().any(|s| s == f)
+            {
+                return Err(ApiError::bad_request(format!(
+                    "field label not supported: {f}"
+                )));
             }
         }
         Ok(())
@@ -628,16 +723,23 @@ impl Store {
         let prefix = self.list_prefix(namespace);
         let (mut start_key, mut revision) = (None, None);
         if let Some(token) = opts.continue_token.as_deref().filter(|t| !t.is_empty()) {
-            let (rv, start) = crate::storage::decode_continue(token, &prefix).map_err(|e| match e {
-                StorageError::InvalidContinue(m) => ApiError::bad_request(format!("invalid continue token: {m}")),
-                other => storage_error(other),
-            })?;
+            let (rv, start) =
+                crate::storage::decode_continue(token, &prefix).map_err(|e| match e {
+                    StorageError::InvalidContinue(m) => {
+                        ApiError::bad_request(format!("invalid continue token: {m}"))
+                    }
+                    other => storage_error(other),
+                })?;
             start_key = Some(start);
             revision = Some(rv);
-        } else if let Some(rv) = opts.resource_version.as_deref().filter(|rv| !rv.is_empty() && *rv != "0") {
-            let rv: i64 = rv.parse().map_err(|_| {
-                ApiError::bad_request(format!("invalid resource version: {rv}"))
-            })?;
+        } else if let Some(rv) = opts
+            .resource_version
+            .as_deref()
+            .filter(|rv| !rv.is_empty() && *rv != "0")
+        {
+            let rv: i64 = rv
+                .parse()
+                .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv}")))?;
             if opts.resource_version_match.as_deref() == Some("Exact") {
                 revision = Some(rv);
             }
@@ -646,8 +748,19 @@ impl Store {
         let selecting = opts.has_selector();
         let mut items = Vec::new();
         loop {
-            let page_size = limit.map(|l| if selecting { (l * 2).clamp(l, 10_000) } else { l });
-            let req = ListRequest { prefix: prefix.clone(), start_key: start_key.clone(), revision, limit: page_size };
+            let page_size = limit.map(|l| {
+                if selecting {
+                    (l * 2).clamp(l, 10_000)
+                } else {
+                    l
+                }
+            });
+            let req = ListRequest {
+                prefix: prefix.clone(),
+                start_key: start_key.clone(),
+                revision,
+                limit: page_size,
+            };
             let resp = self.storage.list(&req).await.map_err(|e| match e {
                 StorageError::Expired { .. } if opts.continue_token.is_some() => ApiError::expired(
                     "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
@@ -672,10 +785,20 @@ impl Store {
             let more = resp.more || examined < resp.items.len();
             let full = limit.is_some_and(|l| items.len() as i64 >= l);
             if !more || limit.is_none() {
-                return Ok(ListPage { items, resource_version: rv, continue_token: None, remaining_item_count: None });
+                return Ok(ListPage {
+                    items,
+                    resource_version: rv,
+                    continue_token: None,
+                    remaining_item_count: None,
+                });
             }
             let Some(last) = last_key else {
-                return Ok(ListPage { items, resource_version: rv, continue_token: None, remaining_item_count: None });
+                return Ok(ListPage {
+                    items,
+                    resource_version: rv,
+                    continue_token: None,
+                    remaining_item_count: None,
+                });
             };
             let next = format!("{last}\u{0}");
             if full {
@@ -702,12 +825,19 @@ impl Store {
         opts: &DeleteOptions,
         ctx: &WriteContext,
     ) -> Result<Vec<Value>, ApiError> {
-        let mut all = ListOptions { limit: None, continue_token: None, ..list.clone() };
+        let mut all = ListOptions {
+            limit: None,
+            continue_token: None,
+            ..list.clone()
+        };
         all.resource_version = None;
         let page = self.list(namespace, &all).await?;
         let mut deleted = Vec::new();
         for obj in page.items {
-            let (ns, name) = (meta::namespace(&obj).to_string(), meta::name(&obj).to_string());
+            let (ns, name) = (
+                meta::namespace(&obj).to_string(),
+                meta::name(&obj).to_string(),
+            );
             match self.delete(&ns, &name, opts, ctx).await {
                 Ok(DeleteOutcome::Deleted(o)) | Ok(DeleteOutcome::Pending(o)) => deleted.push(o),
                 Err(e) if e.code == 404 => {}
@@ -730,9 +860,14 @@ pub fn field_value(obj: &Value, field: &str) -> String {
 
 /// Whether anything but metadata and status differs.
 fn spec_changed(new: &Value, old: &Value) -> bool {
-    let (Value::Object(n), Value::Object(o)) = (new, old) else { return true };
-    let relevant = |k: &String| !matches!(k.as_str(), "metadata" | "status" | "apiVersion" | "kind");
-    n.iter().filter(|(k, _)| relevant(k)).any(|(k, v)| o.get(k) != Some(v))
+    let (Value::Object(n), Value::Object(o)) = (new, old) else {
+        return true;
+    };
+    let relevant =
+        |k: &String| !matches!(k.as_str(), "metadata" | "status" | "apiVersion" | "kind");
+    n.iter()
+        .filter(|(k, _)| relevant(k))
+        .any(|(k, v)| o.get(k) != Some(v))
         || o.keys().filter(|k| relevant(k)).any(|k| !n.contains_key(k))
 }
 
@@ -751,7 +886,9 @@ fn random_suffix() -> String {
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
     use rand::Rng;
     let mut rng = rand::rng();
-    (0..5).map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char).collect()
+    (0..5)
+        .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
+        .collect()
 }
 
 #[cfg(test)]

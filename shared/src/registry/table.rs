@@ -36,12 +36,26 @@ pub struct Column {
 impl Column {
     /// A string column at a JSON path.
     pub fn path(name: &'static str, path: &'static str) -> Self {
-        Column { name, type_: "string", format: "", description: "", priority: 0, cell: Cell::Path(path) }
+        Column {
+            name,
+            type_: "string",
+            format: "",
+            description: "",
+            priority: 0,
+            cell: Cell::Path(path),
+        }
     }
 
     /// An integer column counting the entries at a JSON path.
     pub fn count(name: &'static str, path: &'static str) -> Self {
-        Column { name, type_: "integer", format: "", description: "", priority: 0, cell: Cell::Count(path) }
+        Column {
+            name,
+            type_: "integer",
+            format: "",
+            description: "",
+            priority: 0,
+            cell: Cell::Count(path),
+        }
     }
 
     /// The `Age` column.
@@ -58,7 +72,14 @@ impl Column {
 
     /// A column computed by a function.
     pub fn func(name: &'static str, type_: &'static str, f: fn(&Value) -> Value) -> Self {
-        Column { name, type_, format: "", description: "", priority: 0, cell: Cell::Func(f) }
+        Column {
+            name,
+            type_,
+            format: "",
+            description: "",
+            priority: 0,
+            cell: Cell::Func(f),
+        }
     }
 
     /// Shown only with `-o wide`.
@@ -94,9 +115,15 @@ fn column_definitions(def: &ResourceDef) -> Vec<Value> {
 }
 
 fn cells(def: &ResourceDef, obj: &Value, now: jiff::Timestamp) -> Vec<Value> {
-    let mut cells = vec![lookup(obj, "metadata.name").cloned().unwrap_or(Value::String(String::new()))];
+    let mut cells = vec![lookup(obj, "metadata.name")
+        .cloned()
+        .unwrap_or(Value::String(String::new()))];
     if def.columns.is_empty() {
-        cells.push(lookup(obj, "metadata.creationTimestamp").cloned().unwrap_or(Value::Null));
+        cells.push(
+            lookup(obj, "metadata.creationTimestamp")
+                .cloned()
+                .unwrap_or(Value::Null),
+        );
     }
     for c in &def.columns {
         cells.push(match c.cell {
@@ -122,7 +149,9 @@ pub fn age(obj: &Value, now: jiff::Timestamp) -> String {
     let Some(ts) = lookup(obj, "metadata.creationTimestamp").and_then(Value::as_str) else {
         return "<unknown>".into();
     };
-    let Ok(created) = ts.parse::<jiff::Timestamp>() else { return "<invalid>".into() };
+    let Ok(created) = ts.parse::<jiff::Timestamp>() else {
+        return "<invalid>".into();
+    };
     human_duration(now.as_second() - created.as_second())
 }
 
@@ -136,23 +165,39 @@ pub fn human_duration(secs: i64) -> String {
         format!("{secs}s")
     } else if m < 10 {
         let s = secs % 60;
-        if s == 0 { format!("{m}m") } else { format!("{m}m{s}s") }
+        if s == 0 {
+            format!("{m}m")
+        } else {
+            format!("{m}m{s}s")
+        }
     } else if h < 3 {
         format!("{m}m")
     } else if h < 8 {
         let rm = m % 60;
-        if rm == 0 { format!("{h}h") } else { format!("{h}h{rm}m") }
+        if rm == 0 {
+            format!("{h}h")
+        } else {
+            format!("{h}h{rm}m")
+        }
     } else if h < 48 {
         format!("{h}h")
     } else if d < 8 {
         let rh = h % 24;
-        if rh == 0 { format!("{d}d") } else { format!("{d}d{rh}h") }
+        if rh == 0 {
+            format!("{d}d")
+        } else {
+            format!("{d}d{rh}h")
+        }
     } else if d < 365 * 2 {
         format!("{d}d")
     } else if d < 365 * 8 {
         let y = d / 365;
         let rd = d % 365;
-        if rd == 0 { format!("{y}y") } else { format!("{y}y{rd}d") }
+        if rd == 0 {
+            format!("{y}y")
+        } else {
+            format!("{y}y{rd}d")
+        }
     } else {
         format!("{}y", d / 365)
     }
@@ -199,7 +244,10 @@ pub fn table(
     t.insert("apiVersion".into(), json!("meta.k8s.io/v1"));
     t.insert("metadata".into(), list_meta);
     if headers {
-        t.insert("columnDefinitions".into(), Value::Array(column_definitions(def)));
+        t.insert(
+            "columnDefinitions".into(),
+            Value::Array(column_definitions(def)),
+        );
     }
     t.insert("rows".into(), Value::Array(rows));
     Value::Object(t)

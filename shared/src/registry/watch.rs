@@ -45,12 +45,18 @@ pub struct WatchOptions {
 
 impl Store {
     /// Starts a watch; events arrive on the returned channel until it closes.
-    pub async fn watch(&self, namespace: &str, opts: WatchOptions) -> Result<mpsc::Receiver<Event>, ApiError> {
+    pub async fn watch(
+        &self,
+        namespace: &str,
+        opts: WatchOptions,
+    ) -> Result<mpsc::Receiver<Event>, ApiError> {
         if let Some(fs) = &opts.list.field_selector {
             self.check_field_selector(fs)?;
         }
         let rv = opts.list.resource_version.clone().unwrap_or_default();
-        let send_initial = opts.send_initial_events.unwrap_or(rv.is_empty() || rv == "0");
+        let send_initial = opts
+            .send_initial_events
+            .unwrap_or(rv.is_empty() || rv == "0");
         if opts.send_initial_events.is_some() {
             let mut errors = Vec::new();
             if opts.list.resource_version_match.as_deref() != Some("NotOlderThan") {
@@ -72,15 +78,26 @@ impl Store {
         let prefix = self.list_prefix(namespace);
         let mut initial = Vec::new();
         let start = if send_initial {
-            let list = ListOptions { limit: None, continue_token: None, resource_version: None, ..opts.list.clone() };
+            let list = ListOptions {
+                limit: None,
+                continue_token: None,
+                resource_version: None,
+                ..opts.list.clone()
+            };
             let page = self.list(namespace, &list).await?;
             initial = page.items;
             page.resource_version + 1
         } else {
-            let n: i64 = rv.parse().map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv}")))?;
+            let n: i64 = rv
+                .parse()
+                .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv}")))?;
             n + 1
         };
-        let mut stream = self.storage().watch(&prefix, true, start).await.map_err(storage_error)?;
+        let mut stream = self
+            .storage()
+            .watch(&prefix, true, start)
+            .await
+            .map_err(storage_error)?;
         let (tx, rx) = mpsc::channel(WATCH_BUFFER);
         let store = self.clone();
         tokio::spawn(async move {
@@ -90,19 +107,40 @@ impl Store {
                     m.insert("apiVersion".into(), Value::String(store.def.api_version()));
                     m.insert("kind".into(), Value::String(store.def.kind.clone()));
                 }
-                if tx.send(Event { type_: "ADDED", object: obj }).await.is_err() {
+                if tx
+                    .send(Event {
+                        type_: "ADDED",
+                        object: obj,
+                    })
+                    .await
+                    .is_err()
+                {
                     return;
                 }
             }
             if opts.send_initial_events == Some(true) {
                 let mut bookmark = store.bookmark(initial_rv);
-                meta::set(&mut bookmark, "annotations", json!({"k8s.io/initial-events-end": "true"}));
-                if tx.send(Event { type_: "BOOKMARK", object: bookmark }).await.is_err() {
+                meta::set(
+                    &mut bookmark,
+                    "annotations",
+                    json!({"k8s.io/initial-events-end": "true"}),
+                );
+                if tx
+                    .send(Event {
+                        type_: "BOOKMARK",
+                        object: bookmark,
+                    })
+                    .await
+                    .is_err()
+                {
                     return;
                 }
             }
             let deadline = opts.timeout.map(|t| tokio::time::Instant::now() + t);
-            let mut bookmarks = tokio::time::interval_at(tokio::time::Instant::now() + BOOKMARK_INTERVAL, BOOKMARK_INTERVAL);
+            let mut bookmarks = tokio::time::interval_at(
+                tokio::time::Instant::now() + BOOKMARK_INTERVAL,
+                BOOKMARK_INTERVAL,
+            );
             let mut last_rv = initial_rv;
             loop {
                 let sleep_until = async {
@@ -172,7 +210,10 @@ impl Store {
         match ev.kind {
             WatchEventKind::Added => {
                 let obj = decode(&ev.kv)?;
-                self.matches(&obj, opts).then(|| Event { type_: "ADDED", object: with_type(obj) })
+                self.matches(&obj, opts).then(|| Event {
+                    type_: "ADDED",
+                    object: with_type(obj),
+                })
             }
             WatchEventKind::Modified => {
                 let obj = decode(&ev.kv)?;
@@ -182,19 +223,35 @@ impl Store {
                     None => now,
                 };
                 match (before, now) {
-                    (true, true) => Some(Event { type_: "MODIFIED", object: with_type(obj) }),
-                    (false, true) => Some(Event { type_: "ADDED", object: with_type(obj) }),
+                    (true, true) => Some(Event {
+                        type_: "MODIFIED",
+                        object: with_type(obj),
+                    }),
+                    (false, true) => Some(Event {
+                        type_: "ADDED",
+                        object: with_type(obj),
+                    }),
                     (true, false) => {
                         let mut prev = ev.prev.as_ref().and_then(decode).unwrap_or(obj);
-                        meta::set(&mut prev, "resourceVersion", Value::String(ev.kv.mod_revision.to_string()));
-                        Some(Event { type_: "DELETED", object: with_type(prev) })
+                        meta::set(
+                            &mut prev,
+                            "resourceVersion",
+                            Value::String(ev.kv.mod_revision.to_string()),
+                        );
+                        Some(Event {
+                            type_: "DELETED",
+                            object: with_type(prev),
+                        })
                     }
                     (false, false) => None,
                 }
             }
             WatchEventKind::Deleted => {
                 let obj = decode(&ev.kv)?;
-                self.matches(&obj, opts).then(|| Event { type_: "DELETED", object: with_type(obj) })
+                self.matches(&obj, opts).then(|| Event {
+                    type_: "DELETED",
+                    object: with_type(obj),
+                })
             }
         }
     }

@@ -36,13 +36,19 @@ pub fn build_handler_chain(handler: HttpService, cfg: &ChainConfig) -> HttpServi
         .layer(FilterLayer(AuditId))
         .layer(FilterLayer(WithRequestInfo))
         .layer(FilterLayer(CacheControl))
-        .layer(FilterLayer(RequestTimeout { default: cfg.request_timeout }))
-        .layer(FilterLayer(BodyLimit { max_bytes: cfg.max_request_body_bytes }))
+        .layer(FilterLayer(RequestTimeout {
+            default: cfg.request_timeout,
+        }))
+        .layer(FilterLayer(BodyLimit {
+            max_bytes: cfg.max_request_body_bytes,
+        }))
         .layer(FilterLayer(Authentication {
             authenticator: cfg.authenticator.clone(),
             header_names: cfg.header_names.clone(),
         }))
-        .layer(FilterLayer(Authorization { authorizer: cfg.authorizer.clone() }))
+        .layer(FilterLayer(Authorization {
+            authorizer: cfg.authorizer.clone(),
+        }))
         .service(handler);
     tower::util::BoxCloneService::new(svc)
 }

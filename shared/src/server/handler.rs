@@ -41,7 +41,10 @@ impl ApiServer {
 
     /// The groups currently served.
     pub fn groups(&self) -> Arc<GroupSet> {
-        self.groups.read().map(|g| g.clone()).unwrap_or_else(|p| p.into_inner().clone())
+        self.groups
+            .read()
+            .map(|g| g.clone())
+            .unwrap_or_else(|p| p.into_inner().clone())
     }
 
     /// Replaces the served groups (routes added or removed at runtime).
@@ -63,12 +66,20 @@ impl ApiServer {
             return ApiError::internal("no request info").into_response();
         };
         let path = req.uri().path().trim_end_matches('/').to_string();
-        let path = if path.is_empty() { "/".to_string() } else { path };
+        let path = if path.is_empty() {
+            "/".to_string()
+        } else {
+            path
+        };
         for endpoint in ["healthz", "livez", "readyz"] {
             let base = format!("/{endpoint}");
             if path == base || path.starts_with(&format!("{base}/")) {
                 let sub = path[base.len()..].trim_start_matches('/');
-                let checks = if endpoint == "livez" { &self.livez } else { &self.readyz };
+                let checks = if endpoint == "livez" {
+                    &self.livez
+                } else {
+                    &self.readyz
+                };
                 return checks.serve(endpoint, sub, req.uri()).await;
             }
         }
@@ -77,7 +88,10 @@ impl ApiServer {
         }
         let groups = self.groups();
         if info.is_resource_request {
-            match groups.route(&info.api_group, &info.api_version, &info.resource).cloned() {
+            match groups
+                .route(&info.api_group, &info.api_version, &info.resource)
+                .cloned()
+            {
                 Some(Route::Store(store)) => return handlers::serve(&store, &info, req).await,
                 Some(Route::Handler(_, handler)) => return handler(req, info).await,
                 None => {}
@@ -89,7 +103,9 @@ impl ApiServer {
         }
         let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
         match parts.as_slice() {
-            ["api"] if groups.owns_group("") => json_response(200, &groups.api_versions(&self.server_address), false),
+            ["api"] if groups.owns_group("") => {
+                json_response(200, &groups.api_versions(&self.server_address), false)
+            }
             ["api", v] if groups.owns_group("") => match groups.resource_list("", v) {
                 Some(list) => json_response(200, &list, false),
                 None => ApiError::path_not_found().into_response(),
@@ -124,12 +140,10 @@ impl ApiServer {
     async fn merged_group_list(&self, groups: &GroupSet, user: Option<&UserInfo>) -> Response {
         let own = groups.group_list_entries();
         let delegated = match &self.delegate {
-            Some(d) => {
-                fetch_group_list(d, user).await.unwrap_or_else(|e| {
-                    tracing::warn!(error = %e, "could not read the delegate's /apis");
-                    Vec::new()
-                })
-            }
+            Some(d) => fetch_group_list(d, user).await.unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "could not read the delegate's /apis");
+                Vec::new()
+            }),
             None => Vec::new(),
         };
         json_response(200, &group_list(own, delegated), false)
@@ -148,7 +162,15 @@ pub async fn fetch_group_list(d: &Delegate, user: Option<&UserInfo>) -> Result<V
     if !resp.status().is_success() {
         return Err(format!("status {}", resp.status()));
     }
-    let bytes = resp.into_body().collect().await.map_err(|e| e.to_string())?.to_bytes();
+    let bytes = resp
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| e.to_string())?
+        .to_bytes();
     let v: Value = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
-    Ok(v.get("groups").and_then(Value::as_array).cloned().unwrap_or_default())
+    Ok(v.get("groups")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default())
 }

@@ -74,6 +74,20 @@ impl HealthChecks {
     }
 }
 
+/// A check that etcd answers (reads its current revision).
+pub fn etcd_check(storage: crate::storage::EtcdStorage) -> CheckFn {
+    Arc::new(move || {
+        let storage = storage.clone();
+        Box::pin(async move {
+            storage
+                .current_revision()
+                .await
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        })
+    })
+}
+
 fn query_all<'a>(uri: &'a http::Uri, name: &str) -> Vec<&'a str> {
     uri.query()
         .unwrap_or("")

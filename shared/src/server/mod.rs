@@ -31,7 +31,10 @@ pub struct ServerConfig<'a> {
 pub fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_target(false).try_init();
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_target(false)
+        .try_init();
 }
 
 /// Resolves on SIGTERM or Ctrl-C.
@@ -55,7 +58,10 @@ pub async fn shutdown_signal() {
 
 /// The address a server listens on.
 pub fn listen_address(serving: &SecureServingOptions, default_port: u16) -> SocketAddr {
-    SocketAddr::new(serving.bind_address, serving.secure_port.unwrap_or(default_port))
+    SocketAddr::new(
+        serving.bind_address,
+        serving.secure_port.unwrap_or(default_port),
+    )
 }
 
 /// Serves `api` behind the full handler chain until SIGTERM/Ctrl-C.
@@ -65,7 +71,11 @@ pub async fn run(cfg: ServerConfig<'_>, api: Arc<ApiServer>) -> anyhow::Result<(
         .with_context(|| format!("reading {}", cfg.serving.tls_cert_file.display()))?;
     let key = std::fs::read(&cfg.serving.tls_private_key_file)
         .with_context(|| format!("reading {}", cfg.serving.tls_private_key_file.display()))?;
-    let tls = Arc::new(tls::server_config(&cert, &key, authn.client_ca_hints.clone())?);
+    let tls = Arc::new(tls::server_config(
+        &cert,
+        &key,
+        authn.client_ca_hints.clone(),
+    )?);
     let chain_cfg = chain::ChainConfig {
         authenticator: authn.authenticator,
         header_names: authn.header_names,
@@ -76,9 +86,18 @@ pub async fn run(cfg: ServerConfig<'_>, api: Arc<ApiServer>) -> anyhow::Result<(
     let handler: HttpService = service_fn(move |req| api.clone().handle(req));
     let service = chain::build_handler_chain(handler, &chain_cfg);
     let addr = listen_address(cfg.serving, cfg.default_port);
-    let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("binding {addr}"))?;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("binding {addr}"))?;
     tracing::info!(server = cfg.name, %addr, "serving securely");
-    serve::serve(listener, tls, service, shutdown_signal(), cfg.generic.shutdown_drain).await;
+    serve::serve(
+        listener,
+        tls,
+        service,
+        shutdown_signal(),
+        cfg.generic.shutdown_drain,
+    )
+    .await;
     tracing::info!(server = cfg.name, "stopped");
     Ok(())
 }

@@ -83,29 +83,40 @@ impl AuthenticationOptions {
         let mut hints = Vec::new();
         if let Some(path) = &self.requestheader_client_ca_file {
             let pem = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-            let verifier = CertVerifier::from_pem(&pem).with_context(|| format!("loading {}", path.display()))?;
+            let verifier = CertVerifier::from_pem(&pem)
+                .with_context(|| format!("loading {}", path.display()))?;
             hints.extend(verifier.root_hint_subjects());
             authenticators.push(Arc::new(RequestHeaderAuthenticator::new(
                 verifier,
-                self.requestheader_allowed_names.iter().filter(|n| !n.is_empty()).cloned().collect(),
+                self.requestheader_allowed_names
+                    .iter()
+                    .filter(|n| !n.is_empty())
+                    .cloned()
+                    .collect(),
                 names.clone(),
             )));
         }
         if let Some(path) = &self.client_ca_file {
             let pem = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-            let verifier = CertVerifier::from_pem(&pem).with_context(|| format!("loading {}", path.display()))?;
+            let verifier = CertVerifier::from_pem(&pem)
+                .with_context(|| format!("loading {}", path.display()))?;
             hints.extend(verifier.root_hint_subjects());
             authenticators.push(Arc::new(X509Authenticator::new(verifier)));
         }
         if let Some(path) = &self.token_auth_file {
-            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading {}", path.display()))?;
             authenticators.push(Arc::new(
-                TokenFileAuthenticator::parse(&text).with_context(|| format!("parsing {}", path.display()))?,
+                TokenFileAuthenticator::parse(&text)
+                    .with_context(|| format!("parsing {}", path.display()))?,
             ));
         }
-        let anonymous = self
-            .anonymous_auth
-            .then(|| DEFAULT_ANONYMOUS_PATHS.iter().map(|p| p.to_string()).collect());
+        let anonymous = self.anonymous_auth.then(|| {
+            DEFAULT_ANONYMOUS_PATHS
+                .iter()
+                .map(|p| p.to_string())
+                .collect()
+        });
         Ok(BuiltAuthentication {
             authenticator: Arc::new(UnionAuthenticator::new(authenticators, anonymous)),
             header_names: Arc::new(names),

@@ -62,16 +62,28 @@ pub async fn serve(
                 }
             };
             let peer = PeerCertificates(Arc::new(
-                tls.get_ref().1.peer_certificates().map(|c| c.to_vec()).unwrap_or_default(),
+                tls.get_ref()
+                    .1
+                    .peer_certificates()
+                    .map(|c| c.to_vec())
+                    .unwrap_or_default(),
             ));
             let hyper_service = hyper::service::service_fn(move |req: http::Request<Incoming>| {
                 let mut req = req.map(body::boxed);
                 req.extensions_mut().insert(peer.clone());
                 let svc = service.clone();
-                async move { Ok::<_, Infallible>(svc.oneshot(req).await.unwrap_or_else(|never| match never {})) }
+                async move {
+                    Ok::<_, Infallible>(
+                        svc.oneshot(req)
+                            .await
+                            .unwrap_or_else(|never| match never {}),
+                    )
+                }
             });
             let mut builder = auto::Builder::new(TokioExecutor::new());
-            builder.http2().max_concurrent_streams(MAX_CONCURRENT_STREAMS);
+            builder
+                .http2()
+                .max_concurrent_streams(MAX_CONCURRENT_STREAMS);
             let conn = builder.serve_connection_with_upgrades(TokioIo::new(tls), hyper_service);
             if let Err(e) = watcher.watch(conn.into_owned()).await {
                 tracing::debug!(%remote, error = %e, "connection ended with error");
@@ -79,7 +91,10 @@ pub async fn serve(
         });
     }
     drop(listener);
-    if tokio::time::timeout(drain, graceful.shutdown()).await.is_err() {
+    if tokio::time::timeout(drain, graceful.shutdown())
+        .await
+        .is_err()
+    {
         tracing::info!("connections still open after drain period; closing");
     }
 }

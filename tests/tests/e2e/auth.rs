@@ -2,9 +2,15 @@
 
 use crate::harness::{expect_status, Auth, TestCluster};
 
-async fn whoami(http: &reqwest::Client, url: &str, extra_headers: &[(&str, &str)]) -> reqwest::Response {
+async fn whoami(
+    http: &reqwest::Client,
+    url: &str,
+    extra_headers: &[(&str, &str)],
+) -> reqwest::Response {
     let mut req = http
-        .post(format!("{url}/apis/authentication.k8s.io/v1/selfsubjectreviews"))
+        .post(format!(
+            "{url}/apis/authentication.k8s.io/v1/selfsubjectreviews"
+        ))
         .header("content-type", "application/json")
         .body(r#"{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}"#);
     for (k, v) in extra_headers {
@@ -27,15 +33,45 @@ async fn credentials_and_forged_identity_headers() {
 
     // No credentials: 401 Status; health stays reachable anonymously.
     let anon = c.http(Auth::None);
-    expect_status(anon.get(c.url("/api/v1/namespaces")).send().await.expect("get"), 401, "Unauthorized").await;
-    assert_eq!(anon.get(c.url("/readyz")).send().await.expect("readyz").status(), 200);
-    assert_eq!(anon.get(c.url("/livez")).send().await.expect("livez").status(), 200);
+    expect_status(
+        anon.get(c.url("/api/v1/namespaces"))
+            .send()
+            .await
+            .expect("get"),
+        401,
+        "Unauthorized",
+    )
+    .await;
+    assert_eq!(
+        anon.get(c.url("/readyz"))
+            .send()
+            .await
+            .expect("readyz")
+            .status(),
+        200
+    );
+    assert_eq!(
+        anon.get(c.url("/livez"))
+            .send()
+            .await
+            .expect("livez")
+            .status(),
+        200
+    );
     let bad_token = reqwest::Client::builder()
-        .add_root_certificate(reqwest::Certificate::from_pem(&std::fs::read(&c.cluster.pki().ca_cert).expect("ca")).expect("pem"))
+        .add_root_certificate(
+            reqwest::Certificate::from_pem(&std::fs::read(&c.cluster.pki().ca_cert).expect("ca"))
+                .expect("pem"),
+        )
         .build()
         .expect("client");
     expect_status(
-        bad_token.get(c.url("/readyz")).bearer_auth("wrong").send().await.expect("get"),
+        bad_token
+            .get(c.url("/readyz"))
+            .bearer_auth("wrong")
+            .send()
+            .await
+            .expect("get"),
         401,
         "Unauthorized",
     )
@@ -44,24 +80,59 @@ async fn credentials_and_forged_identity_headers() {
     // Certificates and tokens authenticate; the identity reaches kube-core.
     let cert_user = user_of(whoami(&c.http(Auth::AdminCert), &agg, &[]).await).await;
     assert_eq!(cert_user["username"], "kubernetes-admin");
-    let groups: Vec<&str> = cert_user["groups"].as_array().expect("groups").iter().filter_map(|g| g.as_str()).collect();
-    assert!(groups.contains(&"system:masters") && groups.contains(&"system:authenticated"), "{groups:?}");
+    let groups: Vec<&str> = cert_user["groups"]
+        .as_array()
+        .expect("groups")
+        .iter()
+        .filter_map(|g| g.as_str())
+        .collect();
+    assert!(
+        groups.contains(&"system:masters") && groups.contains(&"system:authenticated"),
+        "{groups:?}"
+    );
     let token_user = user_of(whoami(&c.http(Auth::AdminToken), &agg, &[]).await).await;
     assert_eq!(token_user["username"], "admin");
 
     // A client that sends X-Remote-* itself gains nothing: at the aggregator...
-    let forged = [("X-Remote-User", "mallory"), ("X-Remote-Group", "system:masters"), ("X-Remote-Extra-Scopes", "all")];
+    let forged = [
+        ("X-Remote-User", "mallory"),
+        ("X-Remote-Group", "system:masters"),
+        ("X-Remote-Extra-Scopes", "all"),
+    ];
     let u = user_of(whoami(&c.http(Auth::AdminToken), &agg, &forged).await).await;
     assert_eq!(u["username"], "admin");
-    assert!(u.get("extra").is_none() || u["extra"].get("scopes").is_none(), "{u}");
+    assert!(
+        u.get("extra").is_none() || u["extra"].get("scopes").is_none(),
+        "{u}"
+    );
     expect_status(whoami(&anon, &agg, &forged).await, 401, "Unauthorized").await;
     // ...and directly at kube-core, which trusts the headers only from the front proxy.
     expect_status(whoami(&anon, &core, &forged).await, 401, "Unauthorized").await;
     let direct = user_of(whoami(&c.http(Auth::AdminCert), &core, &forged).await).await;
-    assert_eq!(direct["username"], "kubernetes-admin", "the user certificate wins over forged headers");
+    assert_eq!(
+        direct["username"], "kubernetes-admin",
+        "the user certificate wins over forged headers"
+    );
     // The front proxy's certificate does carry identity to kube-core.
-    let proxied = user_of(whoami(&c.http(Auth::FrontProxyCert), &core, &[("X-Remote-User", "alice"), ("X-Remote-Group", "devs")]).await).await;
+    let proxied = user_of(
+        whoami(
+            &c.http(Auth::FrontProxyCert),
+            &core,
+            &[("X-Remote-User", "alice"), ("X-Remote-Group", "devs")],
+        )
+        .await,
+    )
+    .await;
     assert_eq!(proxied["username"], "alice");
     // The front-proxy certificate is not a user certificate at the aggregator.
-    expect_status(c.http(Auth::FrontProxyCert).get(c.url("/api/v1/namespaces")).send().await.expect("get"), 401, "Unauthorized").await;
+    expect_status(
+        c.http(Auth::FrontProxyCert)
+            .get(c.url("/api/v1/namespaces"))
+            .send()
+            .await
+            .expect("get"),
+        401,
+        "Unauthorized",
+    )
+    .await;
 }

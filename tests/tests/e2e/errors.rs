@@ -10,17 +10,33 @@ async fn error_statuses_match_upstream() {
     let cms = c.url("/api/v1/namespaces/default/configmaps");
 
     // 404 for a missing object, with details.
-    let st = expect_status(http.get(format!("{cms}/nope")).send().await.expect("get"), 404, "NotFound").await;
+    let st = expect_status(
+        http.get(format!("{cms}/nope")).send().await.expect("get"),
+        404,
+        "NotFound",
+    )
+    .await;
     assert_eq!(st["message"], "configmaps \"nope\" not found");
     assert_eq!(st["details"]["name"], "nope");
     assert_eq!(st["details"]["kind"], "configmaps");
 
     // 409 AlreadyExists.
     let body = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"dup"}}"#;
-    let r = http.post(&cms).header("content-type", "application/json").body(body).send().await.expect("post");
+    let r = http
+        .post(&cms)
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .expect("post");
     assert_eq!(r.status(), 201);
     let st = expect_status(
-        http.post(&cms).header("content-type", "application/json").body(body).send().await.expect("post"),
+        http.post(&cms)
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .expect("post"),
         409,
         "AlreadyExists",
     )
@@ -30,17 +46,33 @@ async fn error_statuses_match_upstream() {
     // 409 Conflict on a stale resourceVersion.
     let stale = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"dup","resourceVersion":"1"},"data":{"a":"b"}}"#;
     let st = expect_status(
-        http.put(format!("{cms}/dup")).header("content-type", "application/json").body(stale).send().await.expect("put"),
+        http.put(format!("{cms}/dup"))
+            .header("content-type", "application/json")
+            .body(stale)
+            .send()
+            .await
+            .expect("put"),
         409,
         "Conflict",
     )
     .await;
-    assert!(st["message"].as_str().unwrap_or("").contains("the object has been modified"), "{st}");
+    assert!(
+        st["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("the object has been modified"),
+        "{st}"
+    );
 
     // 422 Invalid with causes for a name that is not DNS-1123.
     let bad = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"Bad_Name"}}"#;
     let st = expect_status(
-        http.post(&cms).header("content-type", "application/json").body(bad).send().await.expect("post"),
+        http.post(&cms)
+            .header("content-type", "application/json")
+            .body(bad)
+            .send()
+            .await
+            .expect("post"),
         422,
         "Invalid",
     )
@@ -52,30 +84,57 @@ async fn error_statuses_match_upstream() {
 
     // 400 for malformed JSON, for deeply nested JSON, for a mismatched namespace.
     expect_status(
-        http.post(&cms).header("content-type", "application/json").body("{not json").send().await.expect("post"),
+        http.post(&cms)
+            .header("content-type", "application/json")
+            .body("{not json")
+            .send()
+            .await
+            .expect("post"),
         400,
         "BadRequest",
     )
     .await;
-    let deep = format!("{{\"metadata\":{{\"name\":\"deep\"}},\"data\":{}{}}}", "[".repeat(100_000), "]".repeat(100_000));
+    let deep = format!(
+        "{{\"metadata\":{{\"name\":\"deep\"}},\"data\":{}{}}}",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
     expect_status(
-        http.post(&cms).header("content-type", "application/json").body(deep).send().await.expect("post"),
+        http.post(&cms)
+            .header("content-type", "application/json")
+            .body(deep)
+            .send()
+            .await
+            .expect("post"),
         400,
         "BadRequest",
     )
     .await;
     let other_ns = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","namespace":"kube-system"}}"#;
     expect_status(
-        http.post(&cms).header("content-type", "application/json").body(other_ns).send().await.expect("post"),
+        http.post(&cms)
+            .header("content-type", "application/json")
+            .body(other_ns)
+            .send()
+            .await
+            .expect("post"),
         400,
         "BadRequest",
     )
     .await;
 
     // 413 for a body over 3 MiB.
-    let huge = format!(r#"{{"metadata":{{"name":"huge"}},"data":{{"a":"{}"}}}}"#, "x".repeat(3 * 1024 * 1024 + 10));
+    let huge = format!(
+        r#"{{"metadata":{{"name":"huge"}},"data":{{"a":"{}"}}}}"#,
+        "x".repeat(3 * 1024 * 1024 + 10)
+    );
     expect_status(
-        http.post(&cms).header("content-type", "application/json").body(huge).send().await.expect("post"),
+        http.post(&cms)
+            .header("content-type", "application/json")
+            .body(huge)
+            .send()
+            .await
+            .expect("post"),
         413,
         "RequestEntityTooLarge",
     )
@@ -83,39 +142,101 @@ async fn error_statuses_match_upstream() {
 
     // 415 for a body format nobody speaks; 406 for an Accept we cannot produce.
     expect_status(
-        http.post(&cms).header("content-type", "text/plain").body("hi").send().await.expect("post"),
+        http.post(&cms)
+            .header("content-type", "text/plain")
+            .body("hi")
+            .send()
+            .await
+            .expect("post"),
         415,
         "UnsupportedMediaType",
     )
     .await;
     expect_status(
-        http.get(format!("{cms}/dup")).header("accept", "application/vnd.kubernetes.protobuf").send().await.expect("get"),
+        http.get(format!("{cms}/dup"))
+            .header("accept", "application/vnd.kubernetes.protobuf")
+            .send()
+            .await
+            .expect("get"),
         406,
         "NotAcceptable",
     )
     .await;
 
     // 404 for unknown resources, in core, in a served group and in no group.
-    expect_status(http.get(c.url("/api/v1/foos")).send().await.expect("get"), 404, "NotFound").await;
-    expect_status(http.get(c.url("/apis/apiextensions.k8s.io/v1/foos")).send().await.expect("get"), 404, "NotFound").await;
-    let st = expect_status(http.get(c.url("/apis/nope.example.com/v1/things")).send().await.expect("get"), 404, "NotFound").await;
-    assert_eq!(st["message"], "the server could not find the requested resource");
+    expect_status(
+        http.get(c.url("/api/v1/foos")).send().await.expect("get"),
+        404,
+        "NotFound",
+    )
+    .await;
+    expect_status(
+        http.get(c.url("/apis/apiextensions.k8s.io/v1/foos"))
+            .send()
+            .await
+            .expect("get"),
+        404,
+        "NotFound",
+    )
+    .await;
+    let st = expect_status(
+        http.get(c.url("/apis/nope.example.com/v1/things"))
+            .send()
+            .await
+            .expect("get"),
+        404,
+        "NotFound",
+    )
+    .await;
+    assert_eq!(
+        st["message"],
+        "the server could not find the requested resource"
+    );
 
     // 405 for a verb a path does not serve.
     expect_status(
-        http.post(c.url("/api/v1/configmaps")).header("content-type", "application/json").body(body).send().await.expect("post"),
+        http.post(c.url("/api/v1/configmaps"))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .expect("post"),
         405,
         "MethodNotAllowed",
     )
     .await;
 
     // 400 for a bad timeout, 400 for an unparsable label selector.
-    expect_status(http.get(format!("{cms}?timeout=abc")).send().await.expect("get"), 400, "BadRequest").await;
-    expect_status(http.get(format!("{cms}?labelSelector=a%20in%20(")).send().await.expect("get"), 400, "BadRequest").await;
+    expect_status(
+        http.get(format!("{cms}?timeout=abc"))
+            .send()
+            .await
+            .expect("get"),
+        400,
+        "BadRequest",
+    )
+    .await;
+    expect_status(
+        http.get(format!("{cms}?labelSelector=a%20in%20("))
+            .send()
+            .await
+            .expect("get"),
+        400,
+        "BadRequest",
+    )
+    .await;
 
     // Every process is still alive and ready.
-    for url in [c.cluster.aggregator_url(), c.cluster.kube_core_url(), c.cluster.extensions_url()] {
-        let r = http.get(format!("{url}/readyz")).send().await.expect("readyz");
+    for url in [
+        c.cluster.aggregator_url(),
+        c.cluster.kube_core_url(),
+        c.cluster.extensions_url(),
+    ] {
+        let r = http
+            .get(format!("{url}/readyz"))
+            .send()
+            .await
+            .expect("readyz");
         assert_eq!(r.status(), 200, "{url}");
     }
 }

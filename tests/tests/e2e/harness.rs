@@ -51,20 +51,30 @@ impl TestCluster {
     }
 
     /// Runs kubectl with `stdin` as standard input.
-    pub async fn kubectl_stdin(&self, args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
+    pub async fn kubectl_stdin(
+        &self,
+        args: &[&str],
+        stdin: Option<&str>,
+    ) -> (bool, String, String) {
         use tokio::io::AsyncWriteExt;
         let mut cmd = tokio::process::Command::new("kubectl");
         cmd.args(args)
             .env("KUBECONFIG", self.kubeconfig())
             .env("KUBECACHEDIR", self.dir.path().join("kube-cache"))
             .env("HOME", self.dir.path())
-            .stdin(if stdin.is_some() { std::process::Stdio::piped() } else { std::process::Stdio::null() })
+            .stdin(if stdin.is_some() {
+                std::process::Stdio::piped()
+            } else {
+                std::process::Stdio::null()
+            })
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .kill_on_drop(true);
         let mut child = cmd.spawn().expect("kubectl must be on PATH");
         if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
-            pipe.write_all(input.as_bytes()).await.expect("writing kubectl stdin");
+            pipe.write_all(input.as_bytes())
+                .await
+                .expect("writing kubectl stdin");
         }
         let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
             .await
@@ -99,10 +109,12 @@ impl TestCluster {
 
     /// A kube-rs client from the kubeconfig.
     pub async fn client(&self) -> kube::Client {
-        let kc = kube::config::Kubeconfig::read_from(self.kubeconfig()).expect("reading kubeconfig");
-        let cfg = kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
-            .await
-            .expect("kube config");
+        let kc =
+            kube::config::Kubeconfig::read_from(self.kubeconfig()).expect("reading kubeconfig");
+        let cfg =
+            kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
+                .await
+                .expect("kube config");
         kube::Client::try_from(cfg).expect("kube client")
     }
 
@@ -123,12 +135,19 @@ impl TestCluster {
         match auth {
             Auth::None => {}
             Auth::AdminCert => b = b.identity(identity(&pki.admin_cert, &pki.admin_key)),
-            Auth::FrontProxyCert => b = b.identity(identity(&pki.front_proxy_client_cert, &pki.front_proxy_client_key)),
+            Auth::FrontProxyCert => {
+                b = b.identity(identity(
+                    &pki.front_proxy_client_cert,
+                    &pki.front_proxy_client_key,
+                ))
+            }
             Auth::AdminToken => {
                 let mut h = reqwest::header::HeaderMap::new();
                 h.insert(
                     reqwest::header::AUTHORIZATION,
-                    format!("Bearer {}", pki.admin_token).parse().expect("token header"),
+                    format!("Bearer {}", pki.admin_token)
+                        .parse()
+                        .expect("token header"),
                 );
                 b = b.default_headers(h);
             }
@@ -146,7 +165,8 @@ impl TestCluster {
 pub async fn expect_status(resp: reqwest::Response, code: u16, reason: &str) -> serde_json::Value {
     let got = resp.status().as_u16();
     let text = resp.text().await.expect("body");
-    let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON ({got}): {text}"));
+    let v: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON ({got}): {text}"));
     assert_eq!(got, code, "status code; body: {text}");
     assert_eq!(v["kind"], "Status", "{text}");
     assert_eq!(v["apiVersion"], "v1", "{text}");

@@ -6,25 +6,67 @@ use crate::harness::TestCluster;
 async fn create_namespace_and_configmap_then_read_it_back() {
     let c = TestCluster::start().await;
     c.kubectl_ok(&["create", "namespace", "demo"]).await;
-    c.kubectl_ok(&["-n", "demo", "create", "configmap", "c", "--from-literal=a=b"]).await;
-    let yaml = c.kubectl_ok(&["-n", "demo", "get", "cm", "c", "-o", "yaml"]).await;
-    for field in ["uid:", "resourceVersion:", "creationTimestamp:", "name: c", "namespace: demo", "a: b", "kind: ConfigMap"] {
+    c.kubectl_ok(&[
+        "-n",
+        "demo",
+        "create",
+        "configmap",
+        "c",
+        "--from-literal=a=b",
+    ])
+    .await;
+    let yaml = c
+        .kubectl_ok(&["-n", "demo", "get", "cm", "c", "-o", "yaml"])
+        .await;
+    for field in [
+        "uid:",
+        "resourceVersion:",
+        "creationTimestamp:",
+        "name: c",
+        "namespace: demo",
+        "a: b",
+        "kind: ConfigMap",
+    ] {
         assert!(yaml.contains(field), "missing {field} in:\n{yaml}");
     }
     // Table output with upstream's configmap columns.
     let table = c.kubectl_ok(&["-n", "demo", "get", "configmaps"]).await;
-    let header: Vec<&str> = table.lines().next().unwrap_or("").split_whitespace().collect();
+    let header: Vec<&str> = table
+        .lines()
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
     assert_eq!(header, ["NAME", "DATA", "AGE"], "{table}");
-    assert!(table.lines().any(|l| l.starts_with("c ") && l.split_whitespace().nth(1) == Some("1")), "{table}");
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("c ") && l.split_whitespace().nth(1) == Some("1")),
+        "{table}"
+    );
 
-    let (ok, _, err) = c.kubectl(&["get", "--raw", "/api/v1/namespaces/demo/configmaps/nope"]).await;
+    let (ok, _, err) = c
+        .kubectl(&["get", "--raw", "/api/v1/namespaces/demo/configmaps/nope"])
+        .await;
     assert!(!ok);
-    assert!(err.contains("NotFound") && err.contains("configmaps \"nope\" not found"), "{err}");
+    assert!(
+        err.contains("NotFound") && err.contains("configmaps \"nope\" not found"),
+        "{err}"
+    );
 
     // The system namespaces exist.
     let ns = c.kubectl_ok(&["get", "namespaces", "-o", "name"]).await;
-    for n in ["default", "kube-system", "kube-public", "kube-node-lease", "demo"] {
-        assert!(ns.lines().any(|l| l == format!("namespace/{n}")), "{n} missing in {ns}");
+    for n in [
+        "default",
+        "kube-system",
+        "kube-public",
+        "kube-node-lease",
+        "demo",
+    ] {
+        assert!(
+            ns.lines().any(|l| l == format!("namespace/{n}")),
+            "{n} missing in {ns}"
+        );
     }
 }
 
@@ -42,30 +84,83 @@ data:
   k: v1
 "#;
     // --validate=false until the server publishes OpenAPI (kubectl validates against it).
-    let (ok, _, err) = c.kubectl_stdin(&["apply", "--validate=false", "-f", "-"], Some(manifest)).await;
+    let (ok, _, err) = c
+        .kubectl_stdin(&["apply", "--validate=false", "-f", "-"], Some(manifest))
+        .await;
     assert!(ok, "{err}");
-    let v = c.kubectl_ok(&["get", "cm", "applied", "-o", "jsonpath={.data.k}"]).await;
+    let v = c
+        .kubectl_ok(&["get", "cm", "applied", "-o", "jsonpath={.data.k}"])
+        .await;
     assert_eq!(v, "v1");
-    let (ok, _, err) = c.kubectl_stdin(&["apply", "--validate=false", "-f", "-"], Some(&manifest.replace("k: v1", "k: v2"))).await;
+    let (ok, _, err) = c
+        .kubectl_stdin(
+            &["apply", "--validate=false", "-f", "-"],
+            Some(&manifest.replace("k: v1", "k: v2")),
+        )
+        .await;
     assert!(ok, "{err}");
-    assert_eq!(c.kubectl_ok(&["get", "cm", "applied", "-o", "jsonpath={.data.k}"]).await, "v2");
-    c.kubectl_ok(&["label", "cm", "applied", "tier=front"]).await;
-    c.kubectl_ok(&["patch", "cm", "applied", "--type=merge", "-p", r#"{"data":{"x":"y"}}"#]).await;
-    c.kubectl_ok(&["patch", "cm", "applied", "--type=json", "-p", r#"[{"op":"remove","path":"/data/x"}]"#]).await;
-    let labels = c.kubectl_ok(&["get", "cm", "-l", "app=web,tier in (front,back)", "-o", "name"]).await;
+    assert_eq!(
+        c.kubectl_ok(&["get", "cm", "applied", "-o", "jsonpath={.data.k}"])
+            .await,
+        "v2"
+    );
+    c.kubectl_ok(&["label", "cm", "applied", "tier=front"])
+        .await;
+    c.kubectl_ok(&[
+        "patch",
+        "cm",
+        "applied",
+        "--type=merge",
+        "-p",
+        r#"{"data":{"x":"y"}}"#,
+    ])
+    .await;
+    c.kubectl_ok(&[
+        "patch",
+        "cm",
+        "applied",
+        "--type=json",
+        "-p",
+        r#"[{"op":"remove","path":"/data/x"}]"#,
+    ])
+    .await;
+    let labels = c
+        .kubectl_ok(&[
+            "get",
+            "cm",
+            "-l",
+            "app=web,tier in (front,back)",
+            "-o",
+            "name",
+        ])
+        .await;
     assert_eq!(labels.trim(), "configmap/applied");
-    let others = c.kubectl_ok(&["get", "cm", "-l", "tier!=front", "-o", "name"]).await;
+    let others = c
+        .kubectl_ok(&["get", "cm", "-l", "tier!=front", "-o", "name"])
+        .await;
     assert!(others.trim().is_empty(), "{others}");
 
     for i in 0..5 {
-        c.kubectl_ok(&["create", "configmap", &format!("chunk-{i}"), "--from-literal=i=x"]).await;
+        c.kubectl_ok(&[
+            "create",
+            "configmap",
+            &format!("chunk-{i}"),
+            "--from-literal=i=x",
+        ])
+        .await;
     }
-    let names = c.kubectl_ok(&["get", "cm", "--chunk-size=2", "-o", "name"]).await;
+    let names = c
+        .kubectl_ok(&["get", "cm", "--chunk-size=2", "-o", "name"])
+        .await;
     for i in 0..5 {
         assert!(names.contains(&format!("configmap/chunk-{i}")), "{names}");
     }
     let table = c.kubectl_ok(&["get", "cm", "--chunk-size=2"]).await;
-    assert_eq!(table.lines().filter(|l| l.starts_with("chunk-")).count(), 5, "{table}");
+    assert_eq!(
+        table.lines().filter(|l| l.starts_with("chunk-")).count(),
+        5,
+        "{table}"
+    );
 
     c.kubectl_ok(&["delete", "cm", "applied"]).await;
     let (ok, _, err) = c.kubectl(&["get", "cm", "applied"]).await;
@@ -76,15 +171,45 @@ data:
 async fn deleting_a_namespace_removes_its_content() {
     let c = TestCluster::start().await;
     c.kubectl_ok(&["create", "namespace", "gone"]).await;
-    c.kubectl_ok(&["-n", "gone", "create", "configmap", "c1", "--from-literal=a=b"]).await;
-    c.kubectl_ok(&["-n", "gone", "create", "secret", "generic", "s1", "--from-literal=a=b"]).await;
-    c.kubectl_ok(&["delete", "namespace", "gone", "--timeout=60s"]).await;
+    c.kubectl_ok(&[
+        "-n",
+        "gone",
+        "create",
+        "configmap",
+        "c1",
+        "--from-literal=a=b",
+    ])
+    .await;
+    c.kubectl_ok(&[
+        "-n",
+        "gone",
+        "create",
+        "secret",
+        "generic",
+        "s1",
+        "--from-literal=a=b",
+    ])
+    .await;
+    c.kubectl_ok(&["delete", "namespace", "gone", "--timeout=60s"])
+        .await;
     let (ok, _, err) = c.kubectl(&["get", "namespace", "gone"]).await;
     assert!(!ok && err.contains("NotFound"), "{err}");
-    let left = c.kubectl_ok(&["get", "configmaps,secrets", "-A", "-o", "name", "--field-selector", "metadata.namespace=gone"]).await;
+    let left = c
+        .kubectl_ok(&[
+            "get",
+            "configmaps,secrets",
+            "-A",
+            "-o",
+            "name",
+            "--field-selector",
+            "metadata.namespace=gone",
+        ])
+        .await;
     assert!(left.trim().is_empty(), "content left behind: {left}");
     // A terminating or missing namespace accepts no new content.
-    let (ok, _, err) = c.kubectl(&["-n", "gone", "create", "configmap", "late"]).await;
+    let (ok, _, err) = c
+        .kubectl(&["-n", "gone", "create", "configmap", "late"])
+        .await;
     assert!(!ok && err.contains("NotFound"), "{err}");
     // The system namespaces cannot be deleted.
     let (ok, _, err) = c.kubectl(&["delete", "namespace", "kube-system"]).await;
@@ -102,7 +227,17 @@ async fn whoami_and_version() {
     assert_eq!(v["serverVersion"]["major"], "1");
     assert_eq!(v["serverVersion"]["minor"], "33");
     let resources = c.kubectl_ok(&["api-resources", "-o", "name"]).await;
-    for r in ["configmaps", "namespaces", "pods", "secrets", "services", "customresourcedefinitions.apiextensions.k8s.io"] {
-        assert!(resources.lines().any(|l| l == r), "{r} missing in\n{resources}");
+    for r in [
+        "configmaps",
+        "namespaces",
+        "pods",
+        "secrets",
+        "services",
+        "customresourcedefinitions.apiextensions.k8s.io",
+    ] {
+        assert!(
+            resources.lines().any(|l| l == r),
+            "{r} missing in\n{resources}"
+        );
     }
 }

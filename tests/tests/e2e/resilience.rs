@@ -13,7 +13,13 @@ async fn etcd_and_tier_outages_give_5xx_then_recover() {
     let http = c.http(Auth::AdminCert);
     let url = c.url("/api/v1/namespaces/default/configmaps");
     let body = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"before"}}"#;
-    let r = http.post(&url).header("content-type", "application/json").body(body).send().await.expect("post");
+    let r = http
+        .post(&url)
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .expect("post");
     assert_eq!(r.status(), 201);
 
     c.cluster.stop_etcd().await.expect("stop etcd");
@@ -26,23 +32,46 @@ async fn etcd_and_tier_outages_give_5xx_then_recover() {
 
     c.cluster.start_etcd().await.expect("start etcd");
     let ok = eventually(Duration::from_secs(30), || async {
-        http.get(&url).send().await.map(|r| r.status() == 200).unwrap_or(false)
+        http.get(&url)
+            .send()
+            .await
+            .map(|r| r.status() == 200)
+            .unwrap_or(false)
     })
     .await;
     assert!(ok, "requests did not succeed again after etcd came back");
-    let r = http.post(&url).header("content-type", "application/json").body(body.replace("before", "after")).send().await.expect("post");
+    let r = http
+        .post(&url)
+        .header("content-type", "application/json")
+        .body(body.replace("before", "after"))
+        .send()
+        .await
+        .expect("post");
     assert_eq!(r.status(), 201);
 
     // kube-core down: the aggregator answers 503 with a Status, then recovers.
-    c.cluster.stop_tier(Tier::KubeCore).await.expect("stop kube-core");
+    c.cluster
+        .stop_tier(Tier::KubeCore)
+        .await
+        .expect("stop kube-core");
     let r = http.get(&url).send().await.expect("get");
     assert_eq!(r.status(), 503);
     let v: serde_json::Value = r.json().await.expect("Status");
     assert_eq!(v["reason"], "ServiceUnavailable");
-    c.cluster.start_tier(Tier::KubeCore).await.expect("start kube-core");
+    c.cluster
+        .start_tier(Tier::KubeCore)
+        .await
+        .expect("start kube-core");
     let ok = eventually(Duration::from_secs(30), || async {
-        http.get(&url).send().await.map(|r| r.status() == 200).unwrap_or(false)
+        http.get(&url)
+            .send()
+            .await
+            .map(|r| r.status() == 200)
+            .unwrap_or(false)
     })
     .await;
-    assert!(ok, "the aggregator did not recover after kube-core came back");
+    assert!(
+        ok,
+        "the aggregator did not recover after kube-core came back"
+    );
 }

@@ -21,14 +21,18 @@ async fn kubectl_get_watch_sees_added_and_modified() {
     let c = TestCluster::start().await;
     let client = c.client().await;
     let cms: Api<ConfigMap> = Api::namespaced(client, "default");
-    cms.create(&PostParams::default(), &cm("before")).await.expect("create");
+    cms.create(&PostParams::default(), &cm("before"))
+        .await
+        .expect("create");
 
     let mut child = c.kubectl_spawn(&["get", "configmaps", "-w", "--output-watch-events"]);
     let stdout = child.stdout.take().expect("stdout");
     let mut lines = BufReader::new(stdout).lines();
     let mut seen = Vec::new();
     let wait_for = |seen: &Vec<String>, event: &str, name: &str| {
-        seen.iter().any(|l| l.split_whitespace().next() == Some(event) && l.split_whitespace().nth(1) == Some(name))
+        seen.iter().any(|l| {
+            l.split_whitespace().next() == Some(event) && l.split_whitespace().nth(1) == Some(name)
+        })
     };
     let read = async {
         let mut created = false;
@@ -36,13 +40,19 @@ async fn kubectl_get_watch_sees_added_and_modified() {
         while let Ok(Some(line)) = lines.next_line().await {
             seen.push(line);
             if !created && wait_for(&seen, "ADDED", "before") {
-                cms.create(&PostParams::default(), &cm("during")).await.expect("create during");
+                cms.create(&PostParams::default(), &cm("during"))
+                    .await
+                    .expect("create during");
                 created = true;
             }
             if created && !modified && wait_for(&seen, "ADDED", "during") {
-                cms.patch("during", &PatchParams::default(), &Patch::Merge(json!({"data": {"k": "v2"}})))
-                    .await
-                    .expect("patch");
+                cms.patch(
+                    "during",
+                    &PatchParams::default(),
+                    &Patch::Merge(json!({"data": {"k": "v2"}})),
+                )
+                .await
+                .expect("patch");
                 modified = true;
             }
             if wait_for(&seen, "MODIFIED", "during") {
@@ -51,10 +61,16 @@ async fn kubectl_get_watch_sees_added_and_modified() {
         }
         false
     };
-    let ok = tokio::time::timeout(Duration::from_secs(30), read).await.unwrap_or(false);
+    let ok = tokio::time::timeout(Duration::from_secs(30), read)
+        .await
+        .unwrap_or(false);
     let _ = child.kill().await;
     assert!(ok, "kubectl get -w output:\n{}", seen.join("\n"));
-    assert!(seen[0].starts_with("EVENT") || seen[0].contains("NAME"), "header: {}", seen[0]);
+    assert!(
+        seen[0].starts_with("EVENT") || seen[0].contains("NAME"),
+        "header: {}",
+        seen[0]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -63,9 +79,14 @@ async fn kube_rs_watcher_list_watch_and_streaming_list() {
     let client = c.client().await;
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
     for i in 0..3 {
-        cms.create(&PostParams::default(), &cm(&format!("w{i}"))).await.expect("create");
+        cms.create(&PostParams::default(), &cm(&format!("w{i}")))
+            .await
+            .expect("create");
     }
-    for cfg in [watcher::Config::default(), watcher::Config::default().streaming_lists()] {
+    for cfg in [
+        watcher::Config::default(),
+        watcher::Config::default().streaming_lists(),
+    ] {
         let stream = watcher(cms.clone(), cfg);
         tokio::pin!(stream);
         let mut names = std::collections::BTreeSet::new();
@@ -84,9 +105,14 @@ async fn kube_rs_watcher_list_watch_and_streaming_list() {
         .await
         .unwrap_or(false);
         assert!(synced, "initial sync did not finish");
-        assert!(["w0", "w1", "w2"].iter().all(|n| names.contains(*n)), "{names:?}");
+        assert!(
+            ["w0", "w1", "w2"].iter().all(|n| names.contains(*n)),
+            "{names:?}"
+        );
         let name = format!("live-{}", names.len());
-        cms.create(&PostParams::default(), &cm(&name)).await.expect("create live");
+        cms.create(&PostParams::default(), &cm(&name))
+            .await
+            .expect("create live");
         let got = tokio::time::timeout(Duration::from_secs(20), async {
             while let Some(ev) = stream.next().await {
                 if let Ok(watcher::Event::Apply(o)) = ev {
@@ -100,13 +126,19 @@ async fn kube_rs_watcher_list_watch_and_streaming_list() {
         .await
         .unwrap_or(false);
         assert!(got, "live event not delivered");
-        cms.delete(&name, &Default::default()).await.expect("delete");
+        cms.delete(&name, &Default::default())
+            .await
+            .expect("delete");
     }
 }
 
 /// Reads newline-delimited watch events from a raw response until `stop`
 /// returns true or the time runs out.
-async fn read_events(resp: reqwest::Response, max: Duration, stop: impl Fn(&[serde_json::Value]) -> bool) -> Vec<serde_json::Value> {
+async fn read_events(
+    resp: reqwest::Response,
+    max: Duration,
+    stop: impl Fn(&[serde_json::Value]) -> bool,
+) -> Vec<serde_json::Value> {
     let mut events = Vec::new();
     let mut buf = Vec::new();
     let mut resp = resp;
@@ -134,14 +166,33 @@ async fn resume_expired_and_initial_events_end_bookmark() {
     let http = c.http(Auth::AdminCert);
     let client = c.client().await;
     let cms: Api<ConfigMap> = Api::namespaced(client, "default");
-    let a = cms.create(&PostParams::default(), &cm("a")).await.expect("a");
-    let rv_a: i64 = a.metadata.resource_version.as_deref().unwrap_or("0").parse().expect("rv");
-    cms.create(&PostParams::default(), &cm("b")).await.expect("b");
-    cms.patch("a", &PatchParams::default(), &Patch::Merge(json!({"data": {"k": "2"}}))).await.expect("patch");
+    let a = cms
+        .create(&PostParams::default(), &cm("a"))
+        .await
+        .expect("a");
+    let rv_a: i64 = a
+        .metadata
+        .resource_version
+        .as_deref()
+        .unwrap_or("0")
+        .parse()
+        .expect("rv");
+    cms.create(&PostParams::default(), &cm("b"))
+        .await
+        .expect("b");
+    cms.patch(
+        "a",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"data": {"k": "2"}})),
+    )
+    .await
+    .expect("patch");
 
     // Resuming from a resourceVersion replays exactly what came after it.
     let resp = http
-        .get(c.url(&format!("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={rv_a}")))
+        .get(c.url(&format!(
+            "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={rv_a}"
+        )))
         .send()
         .await
         .expect("watch");
@@ -149,14 +200,39 @@ async fn resume_expired_and_initial_events_end_bookmark() {
     let evs = read_events(resp, Duration::from_secs(10), |e| e.len() >= 2).await;
     let summary: Vec<(String, String)> = evs
         .iter()
-        .map(|e| (e["type"].as_str().unwrap_or("").to_string(), e["object"]["metadata"]["name"].as_str().unwrap_or("").to_string()))
+        .map(|e| {
+            (
+                e["type"].as_str().unwrap_or("").to_string(),
+                e["object"]["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+            )
+        })
         .collect();
-    assert_eq!(summary, vec![("ADDED".into(), "b".into()), ("MODIFIED".into(), "a".into())]);
+    assert_eq!(
+        summary,
+        vec![
+            ("ADDED".into(), "b".into()),
+            ("MODIFIED".into(), "a".into())
+        ]
+    );
     assert_eq!(evs[0]["object"]["kind"], "ConfigMap");
 
     // A compacted resourceVersion ends the stream with an in-stream 410.
-    let current: serde_json::Value = http.get(c.url("/api/v1/namespaces/default/configmaps")).send().await.expect("list").json().await.expect("json");
-    let rv: i64 = current["metadata"]["resourceVersion"].as_str().unwrap_or("0").parse().expect("rv");
+    let current: serde_json::Value = http
+        .get(c.url("/api/v1/namespaces/default/configmaps"))
+        .send()
+        .await
+        .expect("list")
+        .json()
+        .await
+        .expect("json");
+    let rv: i64 = current["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap_or("0")
+        .parse()
+        .expect("rv");
     // Compact etcd through its HTTP gateway, as the apiserver's compactor would.
     let compacted = reqwest::Client::new()
         .post(format!("{}/v3/kv/compaction", c.cluster.etcd_url()))
@@ -164,15 +240,25 @@ async fn resume_expired_and_initial_events_end_bookmark() {
         .send()
         .await
         .expect("compaction");
-    assert!(compacted.status().is_success(), "{:?}", compacted.text().await);
+    assert!(
+        compacted.status().is_success(),
+        "{:?}",
+        compacted.text().await
+    );
     let resp = http
-        .get(c.url(&format!("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={rv_a}")))
+        .get(c.url(&format!(
+            "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={rv_a}"
+        )))
         .send()
         .await
         .expect("watch");
     assert_eq!(resp.status(), 200);
     let evs = read_events(resp, Duration::from_secs(10), |e| !e.is_empty()).await;
-    assert_eq!(evs.first().map(|e| e["type"].clone()), Some(json!("ERROR")), "{evs:?}");
+    assert_eq!(
+        evs.first().map(|e| e["type"].clone()),
+        Some(json!("ERROR")),
+        "{evs:?}"
+    );
     assert_eq!(evs[0]["object"]["code"], 410);
     assert_eq!(evs[0]["object"]["reason"], "Expired");
 
@@ -182,12 +268,18 @@ async fn resume_expired_and_initial_events_end_bookmark() {
         .send()
         .await
         .expect("watch");
-    let evs = read_events(resp, Duration::from_secs(10), |e| e.iter().any(|e| e["type"] == "BOOKMARK")).await;
+    let evs = read_events(resp, Duration::from_secs(10), |e| {
+        e.iter().any(|e| e["type"] == "BOOKMARK")
+    })
+    .await;
     let adds = evs.iter().filter(|e| e["type"] == "ADDED").count();
     assert_eq!(adds, 2, "{evs:?}");
     let bm = evs.last().expect("bookmark");
     assert_eq!(bm["type"], "BOOKMARK");
-    assert_eq!(bm["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"], "true");
+    assert_eq!(
+        bm["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"],
+        "true"
+    );
     // Without the required options it is rejected, so clients fall back to LIST+WATCH.
     let resp = http
         .get(c.url("/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true"))

@@ -12,7 +12,9 @@ use crate::endpoints::status::ApiError;
 pub fn check_type_meta(rest: &RestRequest<'_>, obj: &mut Value) -> Result<(), ApiError> {
     let def = &rest.store.def;
     let Value::Object(m) = obj else {
-        return Err(ApiError::bad_request("the body of the request must be a JSON object"));
+        return Err(ApiError::bad_request(
+            "the body of the request must be a JSON object",
+        ));
     };
     let expected = def.api_version();
     match m.get("apiVersion").and_then(Value::as_str) {
@@ -37,9 +39,16 @@ pub fn check_type_meta(rest: &RestRequest<'_>, obj: &mut Value) -> Result<(), Ap
 
 /// Reads and decodes a JSON object body for create/update.
 pub async fn read_object(rest: &RestRequest<'_>, req: Request) -> Result<Value, ApiError> {
-    let ct = req.headers().get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_string);
+    let ct = req
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
     if body_format(ct.as_deref())? != BodyFormat::Json {
-        return Err(ApiError::unsupported_media_type(ct.as_deref().unwrap_or(""), &["application/json"]));
+        return Err(ApiError::unsupported_media_type(
+            ct.as_deref().unwrap_or(""),
+            &["application/json"],
+        ));
     }
     let bytes = read_body(req).await?;
     let mut obj = decode_json(&bytes)?;
@@ -48,13 +57,25 @@ pub async fn read_object(rest: &RestRequest<'_>, req: Request) -> Result<Value, 
 }
 
 /// POST on a collection.
-pub async fn create(rest: &RestRequest<'_>, namespace: &str, req: Request, neg: &Negotiated) -> Result<Response, ApiError> {
+pub async fn create(
+    rest: &RestRequest<'_>,
+    namespace: &str,
+    req: Request,
+    neg: &Negotiated,
+) -> Result<Response, ApiError> {
     if !rest.info.name.is_empty() {
-        return Err(ApiError::method_not_supported(rest.store.def.group_resource(), "create"));
+        return Err(ApiError::method_not_supported(
+            rest.store.def.group_resource(),
+            "create",
+        ));
     }
     rest.query.field_validation()?;
     let ctx = rest.write_context("CreateOptions")?;
     let obj = read_object(rest, req).await?;
     let created = rest.store.create(namespace, obj, &ctx).await?;
-    Ok(json_response(201, &shape_object(rest.store, created, neg), neg.pretty))
+    Ok(json_response(
+        201,
+        &shape_object(rest.store, created, neg),
+        neg.pretty,
+    ))
 }

@@ -29,8 +29,10 @@ async fn delete_options(rest: &RestRequest<'_>, req: Request) -> Result<DeleteOp
         }
         if let Some(pre) = body.get("preconditions") {
             opts.precondition_uid = pre.get("uid").and_then(Value::as_str).map(str::to_string);
-            opts.precondition_resource_version =
-                pre.get("resourceVersion").and_then(Value::as_str).map(str::to_string);
+            opts.precondition_resource_version = pre
+                .get("resourceVersion")
+                .and_then(Value::as_str)
+                .map(str::to_string);
         }
         if let Some(Value::Array(d)) = body.get("dryRun") {
             if d.iter().any(|v| v == "All") {
@@ -52,33 +54,67 @@ async fn delete_options(rest: &RestRequest<'_>, req: Request) -> Result<DeleteOp
 }
 
 /// DELETE of one object.
-pub async fn delete(rest: &RestRequest<'_>, namespace: &str, req: Request, neg: &Negotiated) -> Result<Response, ApiError> {
+pub async fn delete(
+    rest: &RestRequest<'_>,
+    namespace: &str,
+    req: Request,
+    neg: &Negotiated,
+) -> Result<Response, ApiError> {
     let ctx = rest.write_context("DeleteOptions")?;
     let opts = delete_options(rest, req).await?;
-    match rest.store.delete(namespace, &rest.info.name, &opts, &ctx).await? {
-        DeleteOutcome::Pending(obj) => Ok(json_response(200, &shape_object(rest.store, obj, neg), neg.pretty)),
+    match rest
+        .store
+        .delete(namespace, &rest.info.name, &opts, &ctx)
+        .await?
+    {
+        DeleteOutcome::Pending(obj) => Ok(json_response(
+            200,
+            &shape_object(rest.store, obj, neg),
+            neg.pretty,
+        )),
         DeleteOutcome::Deleted(obj) => {
             if rest.store.def.return_deleted_object {
-                return Ok(json_response(200, &shape_object(rest.store, obj, neg), neg.pretty));
+                return Ok(json_response(
+                    200,
+                    &shape_object(rest.store, obj, neg),
+                    neg.pretty,
+                ));
             }
-            let status = success_status(rest.store.def.group_resource(), meta::name(&obj), meta::uid(&obj));
+            let status = success_status(
+                rest.store.def.group_resource(),
+                meta::name(&obj),
+                meta::uid(&obj),
+            );
             Ok(json_response(200, &status, neg.pretty))
         }
     }
 }
 
 /// DELETE on a collection: answers with the list of deleted objects.
-pub async fn delete_collection(rest: &RestRequest<'_>, namespace: &str, req: Request, neg: &Negotiated) -> Result<Response, ApiError> {
+pub async fn delete_collection(
+    rest: &RestRequest<'_>,
+    namespace: &str,
+    req: Request,
+    neg: &Negotiated,
+) -> Result<Response, ApiError> {
     let ctx = rest.write_context("DeleteOptions")?;
     let list_opts = rest.query.list_options()?;
     let opts = delete_options(rest, req).await?;
-    let items = rest.store.delete_collection(namespace, &list_opts, &opts, &ctx).await?;
+    let items = rest
+        .store
+        .delete_collection(namespace, &list_opts, &opts, &ctx)
+        .await?;
     let rv = items
         .iter()
         .filter_map(|o| meta::resource_version(o).parse::<i64>().ok())
         .max()
         .unwrap_or(0);
-    let page = ListPage { items, resource_version: rv, continue_token: None, remaining_item_count: None };
+    let page = ListPage {
+        items,
+        resource_version: rv,
+        continue_token: None,
+        remaining_item_count: None,
+    };
     let mut body = list_body(rest.store, page, neg);
     if let Some(m) = body.get_mut("metadata") {
         *m = json!({});

@@ -39,7 +39,10 @@ impl Query {
 
     /// The first value of `name`.
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.0.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+        self.0
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
     }
 
     /// A boolean parameter (`true`/`1`).
@@ -60,10 +63,19 @@ impl Query {
 
     /// `dryRun`: only `All` is supported, as upstream.
     pub fn dry_run(&self, options_kind: &str) -> Result<bool, ApiError> {
-        let values: Vec<&str> = self.0.iter().filter(|(k, _)| k == "dryRun").map(|(_, v)| v.as_str()).collect();
+        let values: Vec<&str> = self
+            .0
+            .iter()
+            .filter(|(k, _)| k == "dryRun")
+            .map(|(_, v)| v.as_str())
+            .collect();
         for v in &values {
             if *v != "All" {
-                let err = crate::registry::validation::FieldError::not_supported("dryRun", Value::String(v.to_string()), &["All"]);
+                let err = crate::registry::validation::FieldError::not_supported(
+                    "dryRun",
+                    Value::String(v.to_string()),
+                    &["All"],
+                );
                 return Err(ApiError::invalid("meta.k8s.io", options_kind, "", &[err]));
             }
         }
@@ -91,8 +103,14 @@ impl Query {
             None => None,
         };
         let resource_version = self.get("resourceVersion").map(str::to_string);
-        let resource_version_match = self.get("resourceVersionMatch").filter(|s| !s.is_empty()).map(str::to_string);
-        let continue_token = self.get("continue").filter(|s| !s.is_empty()).map(str::to_string);
+        let resource_version_match = self
+            .get("resourceVersionMatch")
+            .filter(|s| !s.is_empty())
+            .map(str::to_string);
+        let continue_token = self
+            .get("continue")
+            .filter(|s| !s.is_empty())
+            .map(str::to_string);
         let streaming = self.get("sendInitialEvents").is_some();
         if let Some(m) = &resource_version_match {
             if resource_version.as_deref().unwrap_or("").is_empty() && !streaming {
@@ -145,7 +163,9 @@ pub async fn read_body(req: Request) -> Result<Bytes, ApiError> {
         Err(e) if e.is::<http_body_util::LengthLimitError>() => {
             Err(ApiError::request_entity_too_large(MAX_REQUEST_BODY_BYTES))
         }
-        Err(e) => Err(ApiError::bad_request(format!("error reading request body: {e}"))),
+        Err(e) => Err(ApiError::bad_request(format!(
+            "error reading request body: {e}"
+        ))),
     }
 }
 
@@ -154,13 +174,18 @@ pub fn decode_json(bytes: &[u8]) -> Result<Value, ApiError> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::bad_request("the body of the request was empty"));
     }
-    serde_json::from_slice(bytes)
-        .map_err(|e| ApiError::bad_request(format!("couldn't get version/kind; json parse error: {e}")))
+    serde_json::from_slice(bytes).map_err(|e| {
+        ApiError::bad_request(format!("couldn't get version/kind; json parse error: {e}"))
+    })
 }
 
 /// A JSON response.
 pub fn json_response(code: u16, value: &Value, pretty: bool) -> Response {
-    let bytes = if pretty { serde_json::to_vec_pretty(value) } else { serde_json::to_vec(value) };
+    let bytes = if pretty {
+        serde_json::to_vec_pretty(value)
+    } else {
+        serde_json::to_vec(value)
+    };
     match bytes {
         Ok(mut b) => {
             b.push(b'\n');
@@ -181,7 +206,13 @@ pub fn shape_object(store: &Store, obj: Value, neg: &Negotiated) -> Value {
         Output::PartialObjectMetadata => table::partial_object_metadata(&obj),
         Output::Table => {
             let rv = crate::registry::meta::resource_version(&obj).to_string();
-            table::table(&store.def, &[obj], serde_json::json!({ "resourceVersion": rv }), neg.include_object, true)
+            table::table(
+                &store.def,
+                &[obj],
+                serde_json::json!({ "resourceVersion": rv }),
+                neg.include_object,
+                true,
+            )
         }
     }
 }
@@ -196,7 +227,10 @@ pub struct RestRequest<'a> {
 
 impl RestRequest<'_> {
     fn write_context(&self, options_kind: &str) -> Result<WriteContext, ApiError> {
-        Ok(WriteContext { user: self.user.clone(), dry_run: self.query.dry_run(options_kind)? })
+        Ok(WriteContext {
+            user: self.user.clone(),
+            dry_run: self.query.dry_run(options_kind)?,
+        })
     }
 
     fn subresource(&self) -> Option<Subresource> {
@@ -211,7 +245,12 @@ impl RestRequest<'_> {
 /// Serves one resource request against its store.
 pub async fn serve(store: &Store, info: &RequestInfo, req: Request) -> Response {
     let user = req.extensions().get::<UserInfo>().cloned();
-    let rest = RestRequest { store, info, query: Query::from_uri(req.uri()), user };
+    let rest = RestRequest {
+        store,
+        info,
+        query: Query::from_uri(req.uri()),
+        user,
+    };
     match dispatch(&rest, req).await {
         Ok(resp) => resp,
         Err(e) => e.into_response(),
@@ -223,12 +262,18 @@ async fn dispatch(rest: &RestRequest<'_>, req: Request) -> Result<Response, ApiE
     let info = rest.info;
     // Subresources: only those declared are served.
     if !info.subresource.is_empty() {
-        let known = def.subresources.iter().any(|s| s.name() == info.subresource);
+        let known = def
+            .subresources
+            .iter()
+            .any(|s| s.name() == info.subresource);
         if !known || info.name.is_empty() {
             return Err(ApiError::path_not_found());
         }
         if !matches!(info.verb.as_str(), "get" | "update" | "patch") {
-            return Err(ApiError::method_not_supported(def.group_resource(), &info.verb));
+            return Err(ApiError::method_not_supported(
+                def.group_resource(),
+                &info.verb,
+            ));
         }
     }
     // Scope: cluster-scoped resources have no namespace segment; namespaced
@@ -236,13 +281,32 @@ async fn dispatch(rest: &RestRequest<'_>, req: Request) -> Result<Response, ApiE
     if !def.namespaced && !info.namespace.is_empty() && !(info.resource == "namespaces") {
         return Err(ApiError::path_not_found());
     }
-    if def.namespaced && info.namespace.is_empty() && !matches!(info.verb.as_str(), "list" | "watch") {
-        return Err(ApiError::method_not_supported(def.group_resource(), &info.verb));
+    if def.namespaced
+        && info.namespace.is_empty()
+        && !matches!(info.verb.as_str(), "list" | "watch")
+    {
+        return Err(ApiError::method_not_supported(
+            def.group_resource(),
+            &info.verb,
+        ));
     }
-    let namespace = if def.namespaced { info.namespace.as_str() } else { "" };
-    let accept = req.headers().get(http::header::ACCEPT).and_then(|v| v.to_str().ok()).map(str::to_string);
+    let namespace = if def.namespaced {
+        info.namespace.as_str()
+    } else {
+        ""
+    };
+    let accept = req
+        .headers()
+        .get(http::header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
     let is_collection = matches!(info.verb.as_str(), "list" | "watch" | "deletecollection");
-    let neg = negotiate(accept.as_deref(), is_collection, rest.query.get("includeObject"), rest.query.flag("pretty"))?;
+    let neg = negotiate(
+        accept.as_deref(),
+        is_collection,
+        rest.query.get("includeObject"),
+        rest.query.flag("pretty"),
+    )?;
     match info.verb.as_str() {
         "get" => read::get(rest, namespace, &neg).await,
         "list" => read::list(rest, namespace, &neg).await,

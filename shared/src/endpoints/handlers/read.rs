@@ -10,22 +10,41 @@ use crate::registry::store::{ListPage, Store};
 use crate::registry::table;
 
 /// GET `/.../<resource>/<name>[/status]`.
-pub async fn get(rest: &RestRequest<'_>, namespace: &str, neg: &Negotiated) -> Result<Response, ApiError> {
+pub async fn get(
+    rest: &RestRequest<'_>,
+    namespace: &str,
+    neg: &Negotiated,
+) -> Result<Response, ApiError> {
     let obj = rest.store.get(namespace, &rest.info.name).await?;
-    Ok(json_response(200, &shape_object(rest.store, obj, neg), neg.pretty))
+    Ok(json_response(
+        200,
+        &shape_object(rest.store, obj, neg),
+        neg.pretty,
+    ))
 }
 
 /// GET on a collection.
-pub async fn list(rest: &RestRequest<'_>, namespace: &str, neg: &Negotiated) -> Result<Response, ApiError> {
+pub async fn list(
+    rest: &RestRequest<'_>,
+    namespace: &str,
+    neg: &Negotiated,
+) -> Result<Response, ApiError> {
     let opts = rest.query.list_options()?;
     let page = rest.store.list(namespace, &opts).await?;
-    Ok(json_response(200, &list_body(rest.store, page, neg), neg.pretty))
+    Ok(json_response(
+        200,
+        &list_body(rest.store, page, neg),
+        neg.pretty,
+    ))
 }
 
 /// `metadata` of a list.
 pub fn list_meta(page: &ListPage) -> Value {
     let mut m = Map::new();
-    m.insert("resourceVersion".into(), Value::String(page.resource_version.to_string()));
+    m.insert(
+        "resourceVersion".into(),
+        Value::String(page.resource_version.to_string()),
+    );
     if let Some(c) = &page.continue_token {
         m.insert("continue".into(), Value::String(c.clone()));
     }

@@ -13,29 +13,56 @@ use crate::registry::store::UpdateKind;
 const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
 
 /// PUT of one object (or its status).
-pub async fn update(rest: &RestRequest<'_>, namespace: &str, req: Request, neg: &Negotiated) -> Result<Response, ApiError> {
+pub async fn update(
+    rest: &RestRequest<'_>,
+    namespace: &str,
+    req: Request,
+    neg: &Negotiated,
+) -> Result<Response, ApiError> {
     rest.query.field_validation()?;
     let ctx = rest.write_context("UpdateOptions")?;
     let obj = read_object(rest, req).await?;
     let updated = rest
         .store
-        .update(namespace, &rest.info.name, rest.subresource(), UpdateKind::Replace(obj), &ctx)
+        .update(
+            namespace,
+            &rest.info.name,
+            rest.subresource(),
+            UpdateKind::Replace(obj),
+            &ctx,
+        )
         .await?;
-    Ok(json_response(200, &shape_object(rest.store, updated, neg), neg.pretty))
+    Ok(json_response(
+        200,
+        &shape_object(rest.store, updated, neg),
+        neg.pretty,
+    ))
 }
 
 /// PATCH of one object (or its status).
-pub async fn patch(rest: &RestRequest<'_>, namespace: &str, req: Request, neg: &Negotiated) -> Result<Response, ApiError> {
+pub async fn patch(
+    rest: &RestRequest<'_>,
+    namespace: &str,
+    req: Request,
+    neg: &Negotiated,
+) -> Result<Response, ApiError> {
     rest.query.field_validation()?;
     let ctx = rest.write_context("PatchOptions")?;
-    let ct = req.headers().get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_string);
+    let ct = req
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
     let format = body_format(ct.as_deref())?;
     let bytes = read_body(req).await?;
     let patch_doc = decode_json(&bytes)?;
     let apply: Box<dyn Fn(&Value) -> Result<Value, ApiError> + Send + Sync> = match format {
         BodyFormat::JsonPatch => {
-            let ops: json_patch::Patch = serde_json::from_value(patch_doc)
-                .map_err(|e| ApiError::bad_request(format!("the server rejected our request due to an error in our request: {e}")))?;
+            let ops: json_patch::Patch = serde_json::from_value(patch_doc).map_err(|e| {
+                ApiError::bad_request(format!(
+                    "the server rejected our request due to an error in our request: {e}"
+                ))
+            })?;
             if ops.0.len() > MAX_JSON_PATCH_OPERATIONS {
                 return Err(ApiError::bad_request(format!(
                     "the allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {}",
@@ -44,8 +71,13 @@ pub async fn patch(rest: &RestRequest<'_>, namespace: &str, req: Request, neg: &
             }
             Box::new(move |old: &Value| {
                 let mut doc = old.clone();
-                json_patch::patch(&mut doc, &ops).map_err(|e| {
-                    ApiError { code: 422, reason: "Invalid", message: format!("the server rejected our request due to an error in our request: {e}"), details: None }
+                json_patch::patch(&mut doc, &ops).map_err(|e| ApiError {
+                    code: 422,
+                    reason: "Invalid",
+                    message: format!(
+                        "the server rejected our request due to an error in our request: {e}"
+                    ),
+                    details: None,
                 })?;
                 Ok(doc)
             })
@@ -65,19 +97,37 @@ pub async fn patch(rest: &RestRequest<'_>, namespace: &str, req: Request, neg: &
         BodyFormat::ApplyPatch => {
             return Err(ApiError::unsupported_media_type(
                 ct.as_deref().unwrap_or(""),
-                &["application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json"],
+                &[
+                    "application/json-patch+json",
+                    "application/merge-patch+json",
+                    "application/strategic-merge-patch+json",
+                ],
             ))
         }
         BodyFormat::Json => {
             return Err(ApiError::unsupported_media_type(
                 ct.as_deref().unwrap_or(""),
-                &["application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json"],
+                &[
+                    "application/json-patch+json",
+                    "application/merge-patch+json",
+                    "application/strategic-merge-patch+json",
+                ],
             ))
         }
     };
     let updated = rest
         .store
-        .update(namespace, &rest.info.name, rest.subresource(), UpdateKind::Patch(apply.as_ref()), &ctx)
+        .update(
+            namespace,
+            &rest.info.name,
+            rest.subresource(),
+            UpdateKind::Patch(apply.as_ref()),
+            &ctx,
+        )
         .await?;
-    Ok(json_response(200, &shape_object(rest.store, updated, neg), neg.pretty))
+    Ok(json_response(
+        200,
+        &shape_object(rest.store, updated, neg),
+        neg.pretty,
+    ))
 }

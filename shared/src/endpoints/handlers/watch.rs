@@ -23,13 +23,20 @@ use crate::registry::watch::{Event, WatchOptions};
 const MIN_REQUEST_TIMEOUT: Duration = Duration::from_secs(1800);
 
 /// Serves `?watch=true` (or the legacy `/watch/` path).
-pub async fn serve_watch(rest: &RestRequest<'_>, namespace: &str, neg: &Negotiated) -> Result<Response, ApiError> {
+pub async fn serve_watch(
+    rest: &RestRequest<'_>,
+    namespace: &str,
+    neg: &Negotiated,
+) -> Result<Response, ApiError> {
     let mut list = rest.query.list_options()?;
     if !rest.info.name.is_empty() && list.field_selector.is_none() {
         // legacy /watch/<resource>/<name>
         list.field_selector = Some(
-            crate::selection::fields::FieldSelector::parse(&format!("metadata.name={}", rest.info.name))
-                .map_err(ApiError::bad_request)?,
+            crate::selection::fields::FieldSelector::parse(&format!(
+                "metadata.name={}",
+                rest.info.name
+            ))
+            .map_err(ApiError::bad_request)?,
         );
     }
     let timeout = match rest.query.int("timeoutSeconds")? {
@@ -71,20 +78,40 @@ pub async fn serve_watch(rest: &RestRequest<'_>, namespace: &str, neg: &Negotiat
         .unwrap_or_else(|_| ApiError::internal("building watch response").into_response()))
 }
 
-fn encode_event(def: &crate::registry::resource::ResourceDef, ev: Event, neg: &Negotiated, headers: bool) -> Bytes {
+fn encode_event(
+    def: &crate::registry::resource::ResourceDef,
+    ev: Event,
+    neg: &Negotiated,
+    headers: bool,
+) -> Bytes {
     let object = match (neg.output, ev.type_) {
         (_, "ERROR") | (Output::Object, _) => ev.object,
         (Output::Table, "BOOKMARK") => {
             let rv = crate::registry::meta::resource_version(&ev.object).to_string();
-            table::table(def, &[], json!({ "resourceVersion": rv }), neg.include_object, false)
+            table::table(
+                def,
+                &[],
+                json!({ "resourceVersion": rv }),
+                neg.include_object,
+                false,
+            )
         }
         (Output::Table, _) => {
             let rv = crate::registry::meta::resource_version(&ev.object).to_string();
-            table::table(def, &[ev.object], json!({ "resourceVersion": rv }), neg.include_object, headers)
+            table::table(
+                def,
+                &[ev.object],
+                json!({ "resourceVersion": rv }),
+                neg.include_object,
+                headers,
+            )
         }
-        (Output::PartialObjectMetadata | Output::PartialObjectMetadataList, _) => table::partial_object_metadata(&ev.object),
+        (Output::PartialObjectMetadata | Output::PartialObjectMetadataList, _) => {
+            table::partial_object_metadata(&ev.object)
+        }
     };
-    let mut bytes = serde_json::to_vec(&json!({ "type": ev.type_, "object": object })).unwrap_or_default();
+    let mut bytes =
+        serde_json::to_vec(&json!({ "type": ev.type_, "object": object })).unwrap_or_default();
     bytes.push(b'\n');
     Bytes::from(bytes)
 }
