@@ -64,8 +64,28 @@ pub fn listen_address(serving: &SecureServingOptions, default_port: u16) -> Sock
     )
 }
 
+/// Raises the soft open-files limit to the hard limit (as Go programs do at
+/// start): every watch holds a connection, and the tiers in front hold two.
+pub fn raise_open_files_limit() {
+    #[cfg(unix)]
+    // SAFETY: getrlimit/setrlimit only read and write the struct we pass.
+    unsafe {
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
+            lim.rlim_cur = lim.rlim_max;
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                tracing::warn!("could not raise the open files limit");
+            }
+        }
+    }
+}
+
 /// Serves `api` behind the full handler chain until SIGTERM/Ctrl-C.
 pub async fn run(cfg: ServerConfig<'_>, api: Arc<ApiServer>) -> anyhow::Result<()> {
+    raise_open_files_limit();
     let authn = cfg.authentication.build()?;
     let cert = std::fs::read(&cfg.serving.tls_cert_file)
         .with_context(|| format!("reading {}", cfg.serving.tls_cert_file.display()))?;

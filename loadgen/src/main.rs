@@ -1,0 +1,445 @@
+//! `kube-loadgen`: drives any Kubernetes API server from a kubeconfig and
+//! prints figures: creates/s and GET/s at a concurrency with p50/p99, LIST
+//! latency for N objects, watch fan-out delivery latency, the server's RSS
+//! after loading N objects, and the same create loop straight against etcd
+//! (the ceiling for writes).
+//!
+//! Every loop is bounded in count; nothing runs unbounded.
+
+mod stats;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use futures_util::{StreamExt, TryStreamExt};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use kube::api::{Api, DeleteParams, ListParams, PostParams, WatchEvent, WatchParams};
+use serde_json::json;
+use stats::Latencies;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "kube-loadgen",
+    about = "Load generator for Kubernetes API servers"
+)]
+struct Options {
+    /// kubeconfig of the server under test (default: $KUBECONFIG, then ~/.kube/config).
+    #[arg(long, global = true)]
+    kubeconfig: Option<std::path::PathBuf>,
+    /// Namespace used for the objects (created if missing, emptied at the end).
+    #[arg(long, global = true, default_value = "loadgen")]
+    namespace: String,
+    /// Concurrent requests.
+    #[arg(long, global = true, default_value_t = 16)]
+    concurrency: usize,
+    /// Size of each object's data in bytes.
+    #[arg(long, global = true, default_value_t = 1024)]
+    object_size: usize,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Creates `count` ConfigMaps; prints creates/s and latency.
+    Creates {
+        #[arg(long, default_value_t = 2000)]
+        count: usize,
+    },
+    /// GETs existing ConfigMaps `count` times; prints GET/s and latency.
+    Gets {
+        #[arg(long, default_value_t = 5000)]
+        count: usize,
+    },
+    /// Loads `objects` ConfigMaps, then times full LISTs (quorum and resourceVersion=0).
+    List {
+        #[arg(long, default_value_t = 10_000)]
+        objects: usize,
+        #[arg(long, default_value_t = 5)]
+        repeats: usize,
+    },
+    /// Opens `watchers` watches, writes `writes` times, prints delivery latency to all of them.
+    Watch {
+        #[arg(long, default_value_t = 1000)]
+        watchers: usize,
+        #[arg(long, default_value_t = 20)]
+        writes: usize,
+    },
+    /// The same create loop straight against etcd.
+    Etcd {
+        #[arg(long, default_value = "http://127.0.0.1:2379", value_delimiter = ',')]
+        endpoints: Vec<String>,
+        #[arg(long, default_value_t = 2000)]
+        count: usize,
+    },
+    /// Loads `objects` ConfigMaps and prints the RSS of a server process.
+    Rss {
+        #[arg(long, default_value_t = 100_000)]
+        objects: usize,
+        /// Process name (as in /proc/<pid>/comm) whose RSS is read.
+        #[arg(long, default_value = "kube-core-apis")]
+        process: String,
+    },
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let opts = Options::parse();
+    if let Command::Etcd { endpoints, count } = &opts.command {
+        return etcd_puts(endpoints, *count, opts.concurrency, opts.object_size).await;
+    }
+    let client = client(opts.kubeconfig.as_deref()).await?;
+    ensure_namespace(&client, &opts.namespace).await?;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), &opts.namespace);
+    match &opts.command {
+        Command::Creates { count } => {
+            let lat =
+                create_many(&cms, "create", *count, opts.concurrency, opts.object_size).await?;
+            lat.print("creates", opts.concurrency);
+        }
+        Command::Gets { count } => {
+            let names = existing_or_create(&cms, 100, opts.concurrency, opts.object_size).await?;
+            let lat = get_many(&cms, &names, *count, opts.concurrency).await?;
+            lat.print("GETs", opts.concurrency);
+        }
+        Command::List { objects, repeats } => list(&cms, *objects, *repeats, &opts).await?,
+        Command::Watch { watchers, writes } => watch_fanout(&cms, *watchers, *writes).await?,
+        Command::Rss { objects, process } => {
+            let before = rss_of(process);
+            let lat =
+                create_many(&cms, "rss", *objects, opts.concurrency, opts.object_size).await?;
+            lat.print("creates", opts.concurrency);
+            let after = rss_of(process);
+            let payload = (*objects * opts.object_size) as f64 / (1024.0 * 1024.0);
+            println!(
+                "RSS of {process}: before {} MiB, after {} MiB with {objects} objects of {} B ({payload:.1} MiB of data)",
+                fmt_mib(before),
+                fmt_mib(after),
+                opts.object_size
+            );
+        }
+        Command::Etcd { .. } => unreachable!("handled above"),
+    }
+    Ok(())
+}
+
+async fn client(kubeconfig: Option<&std::path::Path>) -> anyhow::Result<kube::Client> {
+    let config = match kubeconfig {
+        Some(path) => {
+            let kc = kube::config::Kubeconfig::read_from(path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            kube::Config::from_custom_kubeconfig(kc, &Default::default()).await?
+        }
+        None => kube::Config::infer().await?,
+    };
+    Ok(kube::Client::try_from(config)?)
+}
+
+async fn ensure_namespace(client: &kube::Client, name: &str) -> anyhow::Result<()> {
+    let api: Api<Namespace> = Api::all(client.clone());
+    if api.get_opt(name).await?.is_none() {
+        let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name}}))?;
+        api.create(&PostParams::default(), &ns).await?;
+    }
+    Ok(())
+}
+
+fn configmap(name: &str, size: usize) -> ConfigMap {
+    let data = "x".repeat(size);
+    serde_json::from_value(json!({"metadata": {"name": name}, "data": {"payload": data}}))
+        .unwrap_or_default()
+}
+
+/// Runs `count` operations with `concurrency` in flight; returns latencies.
+async fn run_concurrently<F, Fut>(
+    count: usize,
+    concurrency: usize,
+    op: F,
+) -> anyhow::Result<Latencies>
+where
+    F: Fn(usize) -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<()>>,
+{
+    let started = Instant::now();
+    let samples: Vec<Duration> = futures_util::stream::iter(0..count)
+        .map(|i| {
+            let fut = op(i);
+            async move {
+                let t = Instant::now();
+                fut.await.map(|_| t.elapsed())
+            }
+        })
+        .buffer_unordered(concurrency.max(1))
+        .try_collect()
+        .await?;
+    Ok(Latencies::new(samples, started.elapsed()))
+}
+
+async fn create_many(
+    cms: &Api<ConfigMap>,
+    prefix: &str,
+    count: usize,
+    concurrency: usize,
+    size: usize,
+) -> anyhow::Result<Latencies> {
+    let run = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    run_concurrently(count, concurrency, |i| {
+        let cms = cms.clone();
+        let name = format!("{prefix}-{run}-{i}");
+        async move {
+            cms.create(&PostParams::default(), &configmap(&name, size))
+                .await?;
+            Ok(())
+        }
+    })
+    .await
+}
+
+async fn existing_or_create(
+    cms: &Api<ConfigMap>,
+    n: usize,
+    concurrency: usize,
+    size: usize,
+) -> anyhow::Result<Vec<String>> {
+    let list = cms.list(&ListParams::default().limit(n as u32)).await?;
+    let mut names: Vec<String> = list
+        .items
+        .into_iter()
+        .filter_map(|c| c.metadata.name)
+        .collect();
+    if names.len() < n {
+        create_many(cms, "get", n - names.len(), concurrency, size).await?;
+        names = cms
+            .list(&ListParams::default().limit(n as u32))
+            .await?
+            .items
+            .into_iter()
+            .filter_map(|c| c.metadata.name)
+            .collect();
+    }
+    Ok(names)
+}
+
+async fn get_many(
+    cms: &Api<ConfigMap>,
+    names: &[String],
+    count: usize,
+    concurrency: usize,
+) -> anyhow::Result<Latencies> {
+    let names = Arc::new(names.to_vec());
+    run_concurrently(count, concurrency, |i| {
+        let cms = cms.clone();
+        let names = names.clone();
+        async move {
+            let name = &names[i % names.len().max(1)];
+            cms.get(name).await?;
+            Ok(())
+        }
+    })
+    .await
+}
+
+async fn list(
+    cms: &Api<ConfigMap>,
+    objects: usize,
+    repeats: usize,
+    opts: &Options,
+) -> anyhow::Result<()> {
+    let have = cms.list_metadata(&ListParams::default()).await?.items.len();
+    if have < objects {
+        let lat = create_many(
+            cms,
+            "list",
+            objects - have,
+            opts.concurrency,
+            opts.object_size,
+        )
+        .await?;
+        lat.print("creates (loading)", opts.concurrency);
+    }
+    for (label, params) in [
+        ("LIST (consistent)", ListParams::default()),
+        (
+            "LIST (resourceVersion=0)",
+            ListParams::default().match_any(),
+        ),
+    ] {
+        let mut samples = Vec::new();
+        let mut items = 0;
+        for _ in 0..repeats.max(1) {
+            let t = Instant::now();
+            items = cms.list(&params).await?.items.len();
+            samples.push(t.elapsed());
+        }
+        let total: Duration = samples.iter().sum();
+        Latencies::new(samples, total).print_list(label, items);
+    }
+    Ok(())
+}
+
+async fn watch_fanout(cms: &Api<ConfigMap>, watchers: usize, writes: usize) -> anyhow::Result<()> {
+    let name = "watch-fanout";
+    let _ = cms.delete(name, &DeleteParams::default()).await;
+    let rv = cms
+        .list_metadata(&ListParams::default().limit(1))
+        .await?
+        .metadata
+        .resource_version
+        .unwrap_or_default();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Duration>();
+    let mut tasks = Vec::new();
+    let params = WatchParams::default()
+        .fields(&format!("metadata.name={name}"))
+        .timeout(290);
+    for _ in 0..watchers {
+        let cms = cms.clone();
+        let tx = tx.clone();
+        let params = params.clone();
+        let rv = rv.clone();
+        tasks.push(tokio::spawn(async move {
+            let Ok(stream) = cms.watch(&params, &rv).await else {
+                return;
+            };
+            tokio::pin!(stream);
+            while let Some(Ok(ev)) = stream.next().await {
+                if let WatchEvent::Added(o) | WatchEvent::Modified(o) = ev {
+                    if let Some(sent) = o
+                        .data
+                        .as_ref()
+                        .and_then(|d| d.get("sent"))
+                        .and_then(|s| s.parse::<u128>().ok())
+                    {
+                        let now = SystemTime::now()
+                            .duration_since(UNIX_EPOCH)
+                            .map(|d| d.as_nanos())
+                            .unwrap_or(0);
+                        let _ = tx.send(Duration::from_nanos(now.saturating_sub(sent) as u64));
+                    }
+                }
+            }
+        }));
+    }
+    drop(tx);
+    // Give every watcher time to connect.
+    tokio::time::sleep(Duration::from_secs(2 + (watchers as u64) / 200)).await;
+    let mut samples = Vec::new();
+    let started = Instant::now();
+    for i in 0..writes {
+        let sent = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let mut cm = configmap(name, 16);
+        cm.data
+            .get_or_insert_with(Default::default)
+            .insert("sent".into(), sent.to_string());
+        if i == 0 {
+            cms.create(&PostParams::default(), &cm).await?;
+        } else {
+            cms.replace(name, &PostParams::default(), &{
+                let mut current = cms.get(name).await?;
+                current.data = cm.data.clone();
+                current
+            })
+            .await?;
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut got = 0;
+        while got < watchers && Instant::now() < deadline {
+            match tokio::time::timeout(Duration::from_millis(500), rx.recv()).await {
+                Ok(Some(d)) => {
+                    samples.push(d);
+                    got += 1;
+                }
+                Ok(None) => break,
+                Err(_) => {}
+            }
+        }
+        if got < watchers {
+            println!("write {i}: only {got} of {watchers} watchers received it within 10 s");
+        }
+    }
+    let elapsed = started.elapsed();
+    for t in tasks {
+        t.abort();
+    }
+    let _ = cms.delete(name, &DeleteParams::default()).await;
+    Latencies::new(samples, elapsed).print_fanout(watchers, writes);
+    Ok(())
+}
+
+async fn etcd_puts(
+    endpoints: &[String],
+    count: usize,
+    concurrency: usize,
+    size: usize,
+) -> anyhow::Result<()> {
+    let client = etcd_client::Client::connect(endpoints, None)
+        .await
+        .context("connecting to etcd")?;
+    let value = vec![b'x'; size];
+    let run = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    let lat = run_concurrently(count, concurrency, |i| {
+        let mut kv = client.kv_client();
+        let key = format!("/loadgen/{run}/{i}");
+        let value = value.clone();
+        async move {
+            // The same shape of write as an API create: a transaction that
+            // puts only if the key does not exist.
+            let txn = etcd_client::Txn::new()
+                .when([etcd_client::Compare::mod_revision(
+                    key.clone(),
+                    etcd_client::CompareOp::Equal,
+                    0,
+                )])
+                .and_then([etcd_client::TxnOp::put(key, value, None)]);
+            kv.txn(txn).await?;
+            Ok(())
+        }
+    })
+    .await?;
+    lat.print("etcd txn puts", concurrency);
+    let mut kv = client.kv_client();
+    kv.delete(
+        format!("/loadgen/{run}/"),
+        Some(etcd_client::DeleteOptions::new().with_prefix()),
+    )
+    .await?;
+    Ok(())
+}
+
+/// RSS in bytes of the first process whose `comm` equals `name`.
+fn rss_of(name: &str) -> Option<u64> {
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let path = entry.path();
+        let Ok(comm) = std::fs::read_to_string(path.join("comm")) else {
+            continue;
+        };
+        if comm.trim() != name {
+            continue;
+        }
+        let status = std::fs::read_to_string(path.join("status")).ok()?;
+        let kb: u64 = status
+            .lines()
+            .find(|l| l.starts_with("VmRSS:"))?
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()?;
+        return Some(kb * 1024);
+    }
+    None
+}
+
+fn fmt_mib(v: Option<u64>) -> String {
+    v.map(|b| format!("{:.1}", b as f64 / (1024.0 * 1024.0)))
+        .unwrap_or_else(|| "?".into())
+}

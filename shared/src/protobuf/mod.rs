@@ -1,0 +1,170 @@
+//! Decoding of Kubernetes protobuf request bodies
+//! (`application/vnd.kubernetes.protobuf`) into the JSON upstream would
+//! produce for the same object.
+//!
+//! Go clients (kubectl's `create` subcommands, controllers, the scheduler)
+//! send typed objects as protobuf: the magic `k8s\0` followed by a
+//! `runtime.Unknown` envelope whose `raw` field holds the object's
+//! message. This server works on JSON, so [`decode_object`] turns such a
+//! body into the `serde_json::Value` upstream's JSON serializer would have
+//! written after decoding it: `kind` and `apiVersion` first, then the
+//! fields in Go struct order.
+//!
+//! The decoder is generic and schema-driven: `wire` reads the wire
+//! format, `schema` holds a declarative table per API group (field
+//! numbers, JSON names, types; written from upstream's `generated.proto`
+//! for Kubernetes 1.33), and `decode` walks a message with its table.
+//! Fields not in a table are skipped like any unknown protobuf field.
+//!
+//! # Zero values and omitted fields
+//!
+//! Go's protobuf marshaller writes every non-pointer field, even when it
+//! is empty, and upstream's JSON encoder then drops the empty ones again
+//! (`omitempty`). To give the same JSON:
+//!
+//! - absent fields are absent;
+//! - strings: `""` is omitted, except for the pointer strings the tables
+//!   mark (`storageClassName`, `propagationPolicy`, ...), where `""` is
+//!   kept. Non-pointer strings without `omitempty` (a condition's
+//!   `message`) are omitted when empty too, a deliberate simplification:
+//!   such empty strings carry no meaning;
+//! - bools and integers: pointer fields (and required ones such as
+//!   `containerPort`) keep `false`/`0` when sent (`immutable: false`,
+//!   `replicas: 0`, `runAsUser: 0`); non-pointer `omitempty` ones
+//!   (`hostNetwork`, `stdin`, `readOnly`, probe thresholds, status
+//!   counters) drop them;
+//! - empty bytes, empty lists and empty maps are omitted; map values,
+//!   list items and nested messages are kept even when empty (a message
+//!   sent empty is `{}`, as upstream writes its non-pointer structs);
+//! - map keys are sorted, as Go's encoder sorts them;
+//! - `Time` sent empty (Go's zero time) is `null`, so kubectl's
+//!   `creationTimestamp` comes out as `"creationTimestamp": null`;
+//! - `Quantity` strings are passed through unchanged (upstream would
+//!   canonicalise them; the JSON path sees them as sent as well); an
+//!   empty quantity is `"0"`;
+//! - invalid UTF-8 in strings is replaced by U+FFFD, as Go's JSON encoder
+//!   does.
+
+mod decode;
+mod schema;
+mod special;
+mod wire;
+
+use serde_json::Value;
+
+/// The media type of Kubernetes protobuf bodies.
+pub const CONTENT_TYPE: &str = "application/vnd.kubernetes.protobuf";
+
+/// The four bytes every Kubernetes protobuf body starts with.
+pub const MAGIC: [u8; 4] = *b"k8s\0";
+
+/// Why a protobuf body could not be decoded. The message is meant for the
+/// client (it becomes a 400 BadRequest).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DecodeError {
+    /// The body does not start with `k8s\0`.
+    #[error("protobuf body does not start with the Kubernetes magic prefix \"k8s\\x00\"")]
+    BadMagic,
+    /// The envelope's typeMeta lacks apiVersion or kind.
+    #[error("protobuf envelope has no {0}")]
+    MissingTypeMeta(&'static str),
+    /// The envelope's `contentEncoding` is set (upstream never sets it).
+    #[error("unsupported contentEncoding {0:?} in protobuf envelope")]
+    UnsupportedEncoding(String),
+    /// The envelope's `contentType` is neither empty nor protobuf.
+    #[error("unsupported contentType {0:?} in protobuf envelope")]
+    UnsupportedContentType(String),
+    /// The decoder has no schema for this apiVersion and kind.
+    #[error("protobuf is not supported for {kind} in {api_version}; send JSON instead")]
+    UnknownKind {
+        /// The envelope's apiVersion.
+        api_version: String,
+        /// The envelope's kind.
+        kind: String,
+    },
+    /// The bytes violate the wire format or the schema.
+    #[error("invalid protobuf at {path}: {reason}")]
+    Malformed {
+        /// Where: `Pod.spec.containers[0].ports`.
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl DecodeError {
+    fn malformed(reason: impl Into<String>) -> Self {
+        Self::Malformed {
+            path: String::new(),
+            reason: reason.into(),
+        }
+    }
+
+    /// Prefixes the path of a [`DecodeError::Malformed`] with a field name.
+    fn at(self, segment: &str) -> Self {
+        match self {
+            Self::Malformed { path, reason } => {
+                let path = if path.is_empty() {
+                    segment.to_owned()
+                } else if path.starts_with('[') {
+                    format!("{segment}{path}")
+                } else {
+                    format!("{segment}.{path}")
+                };
+                Self::Malformed { path, reason }
+            }
+            other => other,
+        }
+    }
+
+    /// Prefixes the path of a [`DecodeError::Malformed`] with a list index.
+    fn at_index(self, index: usize) -> Self {
+        match self {
+            Self::Malformed { path, reason } => {
+                let path = if path.is_empty() || path.starts_with('[') {
+                    format!("[{index}]{path}")
+                } else {
+                    format!("[{index}].{path}")
+                };
+                Self::Malformed { path, reason }
+            }
+            other => other,
+        }
+    }
+}
+
+/// Decodes a Kubernetes protobuf body (the `k8s\0` magic + runtime.Unknown
+/// envelope: typeMeta{apiVersion=1,kind=2}=1, raw=2, contentEncoding=3,
+/// contentType=4) into the JSON object upstream's JSON serializer would
+/// produce, including "apiVersion" and "kind" from the envelope.
+///
+/// Fails with [`DecodeError::UnknownKind`] for kinds without a schema
+/// (see [`is_known`]) and with [`DecodeError::Malformed`] for bytes that
+/// are not valid protobuf for the kind's schema. Never panics.
+pub fn decode_object(bytes: &[u8]) -> Result<Value, DecodeError> {
+    decode::object(bytes, 0)
+}
+
+/// Whether a (apiVersion, kind) is known to the decoder.
+///
+/// Known: core/v1 Binding, ConfigMap, Endpoints, Event, LimitRange,
+/// Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod,
+/// PodTemplate, ReplicationController, ResourceQuota, Secret, Service,
+/// ServiceAccount; apps/v1 ControllerRevision, DaemonSet, Deployment,
+/// ReplicaSet, StatefulSet; batch/v1 CronJob, Job; rbac/v1 ClusterRole,
+/// ClusterRoleBinding, Role, RoleBinding; networking/v1 Ingress,
+/// IngressClass, NetworkPolicy; policy/v1 Eviction, PodDisruptionBudget;
+/// scheduling/v1 PriorityClass; coordination/v1 Lease; autoscaling/v1
+/// HorizontalPodAutoscaler, Scale; autoscaling/v2
+/// HorizontalPodAutoscaler; authentication/v1 SelfSubjectReview,
+/// TokenRequest, TokenReview; authorization/v1 LocalSubjectAccessReview,
+/// SelfSubjectAccessReview, SelfSubjectRulesReview, SubjectAccessReview;
+/// discovery/v1 EndpointSlice; events/v1 Event; and DeleteOptions under
+/// any apiVersion.
+pub fn is_known(api_version: &str, kind: &str) -> bool {
+    schema::message_for_kind(api_version, kind).is_some()
+}
+
+#[cfg(test)]
+mod tests;
