@@ -39,6 +39,12 @@ struct Options {
     /// CIDR range from which ClusterIPs are assigned to Services.
     #[arg(long, default_value = "10.96.0.0/12")]
     service_cluster_ip_range: String,
+    /// Serve LISTs and WATCHes from an in-memory cache fed by one etcd watch per resource.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    watch_cache: bool,
+    /// Memory budget of each resource's watch cache; beyond it reads go to etcd.
+    #[arg(long, default_value_t = shared::registry::cached::DEFAULT_CACHE_BUDGET)]
+    watch_cache_max_bytes_per_resource: usize,
     /// Port range reserved for NodePort Services.
     #[arg(long, default_value = "30000-32767")]
     service_node_port_range: String,
@@ -58,7 +64,10 @@ async fn main() -> anyhow::Result<()> {
             prefix: prefix.clone(),
         },
     )]);
-    let groups = resources::build(&storage, &prefix, &admission);
+    let mut groups = resources::build(&storage, &prefix, &admission);
+    if opts.watch_cache {
+        groups.enable_watch_caches(opts.watch_cache_max_bytes_per_resource);
+    }
     let delegate = Delegate::from_options(&opts.delegation)?;
     let address = shared::server::listen_address(&opts.serving, DEFAULT_PORT).to_string();
     let mut api = ApiServer::new(groups, delegate, address);

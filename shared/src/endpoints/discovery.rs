@@ -92,6 +92,27 @@ impl GroupSet {
             .push(route);
     }
 
+    /// Puts a watch cache in front of every store (LISTs and WATCHes from
+    /// memory), each kept within `max_bytes`.
+    pub fn enable_watch_caches(&mut self, max_bytes: usize) {
+        let mut cached = BTreeMap::new();
+        for (key, route) in self.routes.iter_mut() {
+            if let Route::Store(s) = route {
+                let store = Arc::new((**s).clone().with_watch_cache(max_bytes));
+                cached.insert(key.clone(), store.clone());
+                *route = Route::Store(store);
+            }
+        }
+        for ((group, version), routes) in self.resources.iter_mut() {
+            for route in routes.iter_mut() {
+                let key = (group.clone(), version.clone(), route.def().resource.clone());
+                if let Some(store) = cached.get(&key) {
+                    *route = Route::Store(store.clone());
+                }
+            }
+        }
+    }
+
     /// How a resource is served.
     pub fn route(&self, group: &str, version: &str, resource: &str) -> Option<&Route> {
         self.routes

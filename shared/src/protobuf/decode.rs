@@ -26,7 +26,9 @@ pub(crate) const MAX_DEPTH: usize = 64;
 /// `depth`.
 pub(crate) fn object(bytes: &[u8], depth: usize) -> Result<Value, DecodeError> {
     check_depth(depth)?;
-    let body = bytes.strip_prefix(&MAGIC[..]).ok_or(DecodeError::BadMagic)?;
+    let body = bytes
+        .strip_prefix(&MAGIC[..])
+        .ok_or(DecodeError::BadMagic)?;
     let envelope = Envelope::parse(body).map_err(|e| e.at("Unknown"))?;
     if !envelope.content_encoding.is_empty() {
         return Err(DecodeError::UnsupportedEncoding(envelope.content_encoding));
@@ -196,8 +198,8 @@ fn repeated(kind: Kind, values: &[RawValue<'_>], depth: usize) -> Result<Vec<Val
             (kind, value) if is_scalar(kind) => items.push(scalar(kind, *value)?),
             (kind, value) => {
                 let index = items.len();
-                let item = composite(kind, &[len(*value)?], depth + 1)
-                    .map_err(|e| e.at_index(index))?;
+                let item =
+                    composite(kind, &[len(*value)?], depth + 1).map_err(|e| e.at_index(index))?;
                 items.push(item);
             }
         }

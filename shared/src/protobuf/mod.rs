@@ -167,4 +167,6 @@ pub fn is_known(api_version: &str, kind: &str) -> bool {
 }
 
 #[cfg(test)]
+mod fixture_tests;
+#[cfg(test)]
 mod tests;

@@ -95,10 +95,9 @@ impl fmt::Display for WireError {
         match self {
             Self::TruncatedVarint => f.write_str("truncated varint"),
             Self::VarintOverflow => f.write_str("varint overflows 64 bits"),
-            Self::Truncated { needed, remaining } => write!(
-                f,
-                "field needs {needed} bytes but only {remaining} remain"
-            ),
+            Self::Truncated { needed, remaining } => {
+                write!(f, "field needs {needed} bytes but only {remaining} remain")
+            }
             Self::InvalidWireType(t) => write!(f, "invalid wire type {t}"),
             Self::Group => f.write_str("protobuf groups are not supported"),
             Self::InvalidFieldNumber(n) => write!(f, "invalid field number {n}"),

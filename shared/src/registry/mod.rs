@@ -1,5 +1,6 @@
 //! Resources and the generic store that serves them.
 
+pub mod cached;
 pub mod meta;
 pub mod resource;
 pub mod store;

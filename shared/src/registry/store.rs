@@ -99,6 +99,7 @@ pub struct Store {
     storage: EtcdStorage,
     prefix: String,
     admission: AdmissionChain,
+    cache: Option<Arc<crate::storage::cacher::WatchCache>>,
 }
 
 /// Maps storage failures that are not about the object itself.
@@ -130,7 +131,17 @@ impl Store {
             storage,
             prefix: prefix.trim_end_matches('/').to_string(),
             admission,
+            cache: None,
         }
+    }
+
+    /// The watch cache, when one serves this store.
+    pub fn cache(&self) -> Option<&Arc<crate::storage::cacher::WatchCache>> {
+        self.cache.as_ref()
+    }
+
+    pub(crate) fn set_cache(&mut self, cache: Arc<crate::storage::cacher::WatchCache>) {
+        self.cache = Some(cache);
     }
 
     /// The storage this store writes to.

@@ -43,6 +43,30 @@ pub struct WatchOptions {
     pub timeout: Option<Duration>,
 }
 
+/// Upstream's validation of streaming-list options: `sendInitialEvents`
+/// needs `resourceVersionMatch=NotOlderThan` and `allowWatchBookmarks`.
+pub fn validate_watch_options(opts: &WatchOptions) -> Result<(), ApiError> {
+    if opts.send_initial_events.is_some() {
+        let mut errors = Vec::new();
+        if opts.list.resource_version_match.as_deref() != Some("NotOlderThan") {
+            errors.push(crate::registry::validation::FieldError::forbidden(
+                "resourceVersionMatch",
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            ));
+        }
+        if !opts.allow_bookmarks {
+            errors.push(crate::registry::validation::FieldError::forbidden(
+                "allowWatchBookmarks",
+                "sendInitialEvents requires setting allowWatchBookmarks to true",
+            ));
+        }
+        if !errors.is_empty() {
+            return Err(ApiError::invalid("meta.k8s.io", "ListOptions", "", &errors));
+        }
+    }
+    Ok(())
+}
+
 impl Store {
     /// Starts a watch; events arrive on the returned channel until it closes.
     pub async fn watch(
@@ -57,24 +81,7 @@ impl Store {
         let send_initial = opts
             .send_initial_events
             .unwrap_or(rv.is_empty() || rv == "0");
-        if opts.send_initial_events.is_some() {
-            let mut errors = Vec::new();
-            if opts.list.resource_version_match.as_deref() != Some("NotOlderThan") {
-                errors.push(crate::registry::validation::FieldError::forbidden(
-                    "resourceVersionMatch",
-                    "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
-                ));
-            }
-            if !opts.allow_bookmarks {
-                errors.push(crate::registry::validation::FieldError::forbidden(
-                    "allowWatchBookmarks",
-                    "sendInitialEvents requires setting allowWatchBookmarks to true",
-                ));
-            }
-            if !errors.is_empty() {
-                return Err(ApiError::invalid("meta.k8s.io", "ListOptions", "", &errors));
-            }
-        }
+        validate_watch_options(&opts)?;
         let prefix = self.list_prefix(namespace);
         let mut initial = Vec::new();
         let start = if send_initial {

@@ -102,11 +102,17 @@ impl Requirement {
     /// JSON text.
     pub fn matches(&self, labels: &Map<String, Value>) -> bool {
         let lookup = labels.get(&self.key).map(label_value_text);
+        self.matches_value(lookup.as_deref())
+    }
+
+    /// Whether the requirement holds for the value of its key (`None`: the
+    /// label is absent).
+    pub fn matches_value(&self, lookup: Option<&str>) -> bool {
         match self.operator {
             Operator::In | Operator::Equals | Operator::DoubleEquals => {
-                lookup.is_some_and(|v| self.has_value(&v))
+                lookup.is_some_and(|v| self.has_value(v))
             }
-            Operator::NotIn | Operator::NotEquals => lookup.is_none_or(|v| !self.has_value(&v)),
+            Operator::NotIn | Operator::NotEquals => lookup.is_none_or(|v| !self.has_value(v)),
             Operator::Exists => lookup.is_some(),
             Operator::DoesNotExist => lookup.is_none(),
             Operator::GreaterThan | Operator::LessThan => {
@@ -226,6 +232,16 @@ impl LabelSelector {
     /// empty map) satisfy every requirement.
     pub fn matches(&self, labels: &Map<String, Value>) -> bool {
         !self.nothing && self.requirements.iter().all(|r| r.matches(labels))
+    }
+
+    /// Like [`LabelSelector::matches`], with labels looked up by `get`
+    /// (cached objects keep their labels outside JSON).
+    pub fn matches_with<'a>(&self, get: impl Fn(&str) -> Option<&'a str>) -> bool {
+        !self.nothing
+            && self
+                .requirements
+                .iter()
+                .all(|r| r.matches_value(get(&r.key)))
     }
 
     /// If the selector requires `key` to have one specific value (through

@@ -14,10 +14,12 @@
 //! - [`continue_token`]: the upstream list continue-token format.
 //! - [`compactor`]: the upstream multi-apiserver compaction protocol.
 
+pub mod cacher;
 pub mod compactor;
 pub mod continue_token;
 pub mod error;
 pub mod etcd;
+mod freshness;
 pub mod watch;
 
 #[cfg(test)]

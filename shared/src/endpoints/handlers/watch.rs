@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::stream;
+use futures_util::StreamExt;
 use http_body::Frame;
 use http_body_util::StreamBody;
 use rand::Rng;
@@ -15,6 +16,8 @@ use super::RestRequest;
 use crate::body::{self, BoxError, Response};
 use crate::endpoints::negotiation::{Negotiated, Output};
 use crate::endpoints::status::ApiError;
+use crate::registry::cached::CachedWatchEvent;
+use crate::registry::resource::ResourceDef;
 use crate::registry::table;
 use crate::registry::watch::{Event, WatchOptions};
 
@@ -57,6 +60,21 @@ pub async fn serve_watch(
         send_initial_events,
         timeout: Some(timeout),
     };
+    crate::registry::watch::validate_watch_options(&opts)?;
+    let rv = opts.list.resource_version.clone().unwrap_or_default();
+    let send_initial = opts
+        .send_initial_events
+        .unwrap_or(rv.is_empty() || rv == "0");
+    if let Some(rx) = rest.store.watch_from_cache(
+        namespace,
+        &opts.list,
+        send_initial,
+        opts.send_initial_events == Some(true),
+        opts.allow_bookmarks,
+        timeout,
+    )? {
+        return Ok(cached_watch_response(rest.store.def.clone(), rx, *neg));
+    }
     let rx = rest.store.watch(namespace, opts).await?;
     let def = rest.store.def.clone();
     let neg = *neg;
@@ -76,6 +94,62 @@ pub async fn serve_watch(
         .header(http::header::CACHE_CONTROL, "no-cache, private")
         .body(body::boxed(StreamBody::new(frames)))
         .unwrap_or_else(|_| ApiError::internal("building watch response").into_response()))
+}
+
+fn stream_response(
+    frames: impl futures_util::Stream<Item = Result<Frame<Bytes>, BoxError>> + Send + 'static,
+) -> Response {
+    http::Response::builder()
+        .status(200)
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .header(http::header::CACHE_CONTROL, "no-cache, private")
+        .body(body::boxed(StreamBody::new(frames)))
+        .unwrap_or_else(|_| ApiError::internal("building watch response").into_response())
+}
+
+/// A watch served from the cache. Plain JSON events are written as three
+/// frames around the cached object bytes, so every watcher shares one copy.
+fn cached_watch_response(
+    def: std::sync::Arc<ResourceDef>,
+    rx: tokio::sync::mpsc::Receiver<CachedWatchEvent>,
+    neg: Negotiated,
+) -> Response {
+    let mut first = true;
+    let frames = stream::unfold(rx, move |mut rx| {
+        let def = def.clone();
+        let headers = std::mem::replace(&mut first, false);
+        async move {
+            let ev = rx.recv().await?;
+            let frames: Vec<Bytes> = match ev {
+                CachedWatchEvent::Object(type_, obj) if neg.output == Output::Object => vec![
+                    Bytes::from(format!("{{\"type\":\"{type_}\",\"object\":")),
+                    obj.bytes.clone(),
+                    Bytes::from_static(b"}\n"),
+                ],
+                CachedWatchEvent::Object(type_, obj) => {
+                    let object = serde_json::from_slice(&obj.bytes).unwrap_or(serde_json::Value::Null);
+                    vec![encode_event(&def, Event { type_, object }, &neg, headers)]
+                }
+                CachedWatchEvent::Bookmark { revision, initial_events_end } => {
+                    let mut object = json!({
+                        "kind": def.kind,
+                        "apiVersion": def.api_version(),
+                        "metadata": { "resourceVersion": revision.to_string(), "creationTimestamp": null },
+                    });
+                    if initial_events_end {
+                        crate::registry::meta::set(&mut object, "annotations", json!({"k8s.io/initial-events-end": "true"}));
+                    }
+                    vec![encode_event(&def, Event { type_: "BOOKMARK", object }, &neg, headers)]
+                }
+                CachedWatchEvent::Error(e) => {
+                    vec![encode_event(&def, Event { type_: "ERROR", object: e.to_status() }, &neg, headers)]
+                }
+            };
+            Some((stream::iter(frames.into_iter().map(|b| Ok::<_, BoxError>(Frame::data(b)))), rx))
+        }
+    })
+    .flatten();
+    stream_response(frames)
 }
 
 fn encode_event(

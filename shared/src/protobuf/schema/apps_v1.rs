@@ -156,24 +156,15 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "apps.v1.RollingUpdateDaemonSet",
-        &[
-            ios(1, "maxUnavailable"),
-            ios(2, "maxSurge"),
-        ],
+        &[ios(1, "maxUnavailable"), ios(2, "maxSurge")],
     ),
     msg(
         "apps.v1.RollingUpdateDeployment",
-        &[
-            ios(1, "maxUnavailable"),
-            ios(2, "maxSurge"),
-        ],
+        &[ios(1, "maxUnavailable"), ios(2, "maxSurge")],
     ),
     msg(
         "apps.v1.RollingUpdateStatefulSetStrategy",
-        &[
-            int32p(1, "partition"),
-            ios(2, "maxUnavailable"),
-        ],
+        &[int32p(1, "partition"), ios(2, "maxUnavailable")],
     ),
     msg(
         "apps.v1.StatefulSet",
@@ -193,18 +184,10 @@ pub(super) const MESSAGES: &[Message] = &[
             s(5, "message"),
         ],
     ),
-    msg(
-        "apps.v1.StatefulSetOrdinals",
-        &[
-            int32p(1, "start"),
-        ],
-    ),
+    msg("apps.v1.StatefulSetOrdinals", &[int32p(1, "start")]),
     msg(
         "apps.v1.StatefulSetPersistentVolumeClaimRetentionPolicy",
-        &[
-            s(1, "whenDeleted"),
-            s(2, "whenScaled"),
-        ],
+        &[s(1, "whenDeleted"), s(2, "whenScaled")],
     ),
     msg(
         "apps.v1.StatefulSetSpec",
@@ -218,7 +201,11 @@ pub(super) const MESSAGES: &[Message] = &[
             m(7, "updateStrategy", "apps.v1.StatefulSetUpdateStrategy"),
             int32p(8, "revisionHistoryLimit"),
             int32(9, "minReadySeconds"),
-            m(10, "persistentVolumeClaimRetentionPolicy", "apps.v1.StatefulSetPersistentVolumeClaimRetentionPolicy"),
+            m(
+                10,
+                "persistentVolumeClaimRetentionPolicy",
+                "apps.v1.StatefulSetPersistentVolumeClaimRetentionPolicy",
+            ),
             m(11, "ordinals", "apps.v1.StatefulSetOrdinals"),
         ],
     ),
@@ -241,7 +228,11 @@ pub(super) const MESSAGES: &[Message] = &[
         "apps.v1.StatefulSetUpdateStrategy",
         &[
             s(1, "type"),
-            m(2, "rollingUpdate", "apps.v1.RollingUpdateStatefulSetStrategy"),
+            m(
+                2,
+                "rollingUpdate",
+                "apps.v1.RollingUpdateStatefulSetStrategy",
+            ),
         ],
     ),
 ];

@@ -6,12 +6,7 @@ use super::*;
 pub(super) const MESSAGES: &[Message] = &[
     msg(
         "authentication.v1.BoundObjectReference",
-        &[
-            s(1, "kind"),
-            s(2, "apiVersion"),
-            s(3, "name"),
-            s(4, "uid"),
-        ],
+        &[s(1, "kind"), s(2, "apiVersion"), s(3, "name"), s(4, "uid")],
     ),
     msg(
         "authentication.v1.SelfSubjectReview",
@@ -22,9 +17,7 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "authentication.v1.SelfSubjectReviewStatus",
-        &[
-            m(1, "userInfo", "authentication.v1.UserInfo"),
-        ],
+        &[m(1, "userInfo", "authentication.v1.UserInfo")],
     ),
     msg(
         "authentication.v1.TokenRequest",
@@ -39,15 +32,16 @@ pub(super) const MESSAGES: &[Message] = &[
         &[
             rs(1, "audiences"),
             int64p(4, "expirationSeconds"),
-            m(3, "boundObjectRef", "authentication.v1.BoundObjectReference"),
+            m(
+                3,
+                "boundObjectRef",
+                "authentication.v1.BoundObjectReference",
+            ),
         ],
     ),
     msg(
         "authentication.v1.TokenRequestStatus",
-        &[
-            s(1, "token"),
-            time(2, "expirationTimestamp"),
-        ],
+        &[s(1, "token"), time(2, "expirationTimestamp")],
     ),
     msg(
         "authentication.v1.TokenReview",
@@ -59,10 +53,7 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "authentication.v1.TokenReviewSpec",
-        &[
-            s(1, "token"),
-            rs(2, "audiences"),
-        ],
+        &[s(1, "token"), rs(2, "audiences")],
     ),
     msg(
         "authentication.v1.TokenReviewStatus",

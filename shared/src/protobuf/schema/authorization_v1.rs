@@ -28,17 +28,11 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "authorization.v1.NonResourceAttributes",
-        &[
-            s(1, "path"),
-            s(2, "verb"),
-        ],
+        &[s(1, "path"), s(2, "verb")],
     ),
     msg(
         "authorization.v1.NonResourceRule",
-        &[
-            rs(1, "verbs"),
-            rs(2, "nonResourceURLs"),
-        ],
+        &[rs(1, "verbs"), rs(2, "nonResourceURLs")],
     ),
     msg(
         "authorization.v1.ResourceAttributes",
@@ -50,8 +44,16 @@ pub(super) const MESSAGES: &[Message] = &[
             s(5, "resource"),
             s(6, "subresource"),
             s(7, "name"),
-            m(8, "fieldSelector", "authorization.v1.FieldSelectorAttributes"),
-            m(9, "labelSelector", "authorization.v1.LabelSelectorAttributes"),
+            m(
+                8,
+                "fieldSelector",
+                "authorization.v1.FieldSelectorAttributes",
+            ),
+            m(
+                9,
+                "labelSelector",
+                "authorization.v1.LabelSelectorAttributes",
+            ),
         ],
     ),
     msg(
@@ -74,8 +76,16 @@ pub(super) const MESSAGES: &[Message] = &[
     msg(
         "authorization.v1.SelfSubjectAccessReviewSpec",
         &[
-            m(1, "resourceAttributes", "authorization.v1.ResourceAttributes"),
-            m(2, "nonResourceAttributes", "authorization.v1.NonResourceAttributes"),
+            m(
+                1,
+                "resourceAttributes",
+                "authorization.v1.ResourceAttributes",
+            ),
+            m(
+                2,
+                "nonResourceAttributes",
+                "authorization.v1.NonResourceAttributes",
+            ),
         ],
     ),
     msg(
@@ -88,9 +98,7 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "authorization.v1.SelfSubjectRulesReviewSpec",
-        &[
-            s(1, "namespace"),
-        ],
+        &[s(1, "namespace")],
     ),
     msg(
         "authorization.v1.SubjectAccessReview",
@@ -103,8 +111,16 @@ pub(super) const MESSAGES: &[Message] = &[
     msg(
         "authorization.v1.SubjectAccessReviewSpec",
         &[
-            m(1, "resourceAttributes", "authorization.v1.ResourceAttributes"),
-            m(2, "nonResourceAttributes", "authorization.v1.NonResourceAttributes"),
+            m(
+                1,
+                "resourceAttributes",
+                "authorization.v1.ResourceAttributes",
+            ),
+            m(
+                2,
+                "nonResourceAttributes",
+                "authorization.v1.NonResourceAttributes",
+            ),
             s(3, "user"),
             rs(4, "groups"),
             msl(5, "extra"),

@@ -6,11 +6,7 @@ use super::*;
 pub(super) const MESSAGES: &[Message] = &[
     msg(
         "autoscaling.v1.CrossVersionObjectReference",
-        &[
-            s(1, "kind"),
-            s(2, "name"),
-            s(3, "apiVersion"),
-        ],
+        &[s(1, "kind"), s(2, "name"), s(3, "apiVersion")],
     ),
     msg(
         "autoscaling.v1.HorizontalPodAutoscaler",
@@ -23,7 +19,11 @@ pub(super) const MESSAGES: &[Message] = &[
     msg(
         "autoscaling.v1.HorizontalPodAutoscalerSpec",
         &[
-            m(1, "scaleTargetRef", "autoscaling.v1.CrossVersionObjectReference"),
+            m(
+                1,
+                "scaleTargetRef",
+                "autoscaling.v1.CrossVersionObjectReference",
+            ),
             int32p(2, "minReplicas"),
             int32p(3, "maxReplicas"),
             int32p(4, "targetCPUUtilizationPercentage"),
@@ -47,18 +47,10 @@ pub(super) const MESSAGES: &[Message] = &[
             m(3, "status", "autoscaling.v1.ScaleStatus"),
         ],
     ),
-    msg(
-        "autoscaling.v1.ScaleSpec",
-        &[
-            int32(1, "replicas"),
-        ],
-    ),
+    msg("autoscaling.v1.ScaleSpec", &[int32(1, "replicas")]),
     msg(
         "autoscaling.v1.ScaleStatus",
-        &[
-            int32p(1, "replicas"),
-            s(2, "selector"),
-        ],
+        &[int32p(1, "replicas"), s(2, "selector")],
     ),
     msg(
         "autoscaling.v2.ContainerResourceMetricSource",
@@ -78,11 +70,7 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "autoscaling.v2.CrossVersionObjectReference",
-        &[
-            s(1, "kind"),
-            s(2, "name"),
-            s(3, "apiVersion"),
-        ],
+        &[s(1, "kind"), s(2, "name"), s(3, "apiVersion")],
     ),
     msg(
         "autoscaling.v2.ExternalMetricSource",
@@ -100,11 +88,7 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "autoscaling.v2.HPAScalingPolicy",
-        &[
-            s(1, "type"),
-            int32p(2, "value"),
-            int32p(3, "periodSeconds"),
-        ],
+        &[s(1, "type"), int32p(2, "value"), int32p(3, "periodSeconds")],
     ),
     msg(
         "autoscaling.v2.HPAScalingRules",
@@ -143,11 +127,19 @@ pub(super) const MESSAGES: &[Message] = &[
     msg(
         "autoscaling.v2.HorizontalPodAutoscalerSpec",
         &[
-            m(1, "scaleTargetRef", "autoscaling.v2.CrossVersionObjectReference"),
+            m(
+                1,
+                "scaleTargetRef",
+                "autoscaling.v2.CrossVersionObjectReference",
+            ),
             int32p(2, "minReplicas"),
             int32p(3, "maxReplicas"),
             rm(4, "metrics", "autoscaling.v2.MetricSpec"),
-            m(5, "behavior", "autoscaling.v2.HorizontalPodAutoscalerBehavior"),
+            m(
+                5,
+                "behavior",
+                "autoscaling.v2.HorizontalPodAutoscalerBehavior",
+            ),
         ],
     ),
     msg(
@@ -158,15 +150,16 @@ pub(super) const MESSAGES: &[Message] = &[
             int32(3, "currentReplicas"),
             int32p(4, "desiredReplicas"),
             rm(5, "currentMetrics", "autoscaling.v2.MetricStatus"),
-            rm(6, "conditions", "autoscaling.v2.HorizontalPodAutoscalerCondition"),
+            rm(
+                6,
+                "conditions",
+                "autoscaling.v2.HorizontalPodAutoscalerCondition",
+            ),
         ],
     ),
     msg(
         "autoscaling.v2.MetricIdentifier",
-        &[
-            s(1, "name"),
-            m(2, "selector", "meta.v1.LabelSelector"),
-        ],
+        &[s(1, "name"), m(2, "selector", "meta.v1.LabelSelector")],
     ),
     msg(
         "autoscaling.v2.MetricSpec",
@@ -175,7 +168,11 @@ pub(super) const MESSAGES: &[Message] = &[
             m(2, "object", "autoscaling.v2.ObjectMetricSource"),
             m(3, "pods", "autoscaling.v2.PodsMetricSource"),
             m(4, "resource", "autoscaling.v2.ResourceMetricSource"),
-            m(7, "containerResource", "autoscaling.v2.ContainerResourceMetricSource"),
+            m(
+                7,
+                "containerResource",
+                "autoscaling.v2.ContainerResourceMetricSource",
+            ),
             m(5, "external", "autoscaling.v2.ExternalMetricSource"),
         ],
     ),
@@ -186,7 +183,11 @@ pub(super) const MESSAGES: &[Message] = &[
             m(2, "object", "autoscaling.v2.ObjectMetricStatus"),
             m(3, "pods", "autoscaling.v2.PodsMetricStatus"),
             m(4, "resource", "autoscaling.v2.ResourceMetricStatus"),
-            m(7, "containerResource", "autoscaling.v2.ContainerResourceMetricStatus"),
+            m(
+                7,
+                "containerResource",
+                "autoscaling.v2.ContainerResourceMetricStatus",
+            ),
             m(5, "external", "autoscaling.v2.ExternalMetricStatus"),
         ],
     ),
@@ -210,7 +211,11 @@ pub(super) const MESSAGES: &[Message] = &[
     msg(
         "autoscaling.v2.ObjectMetricSource",
         &[
-            m(1, "describedObject", "autoscaling.v2.CrossVersionObjectReference"),
+            m(
+                1,
+                "describedObject",
+                "autoscaling.v2.CrossVersionObjectReference",
+            ),
             m(2, "target", "autoscaling.v2.MetricTarget"),
             m(3, "metric", "autoscaling.v2.MetricIdentifier"),
         ],
@@ -220,7 +225,11 @@ pub(super) const MESSAGES: &[Message] = &[
         &[
             m(1, "metric", "autoscaling.v2.MetricIdentifier"),
             m(2, "current", "autoscaling.v2.MetricValueStatus"),
-            m(3, "describedObject", "autoscaling.v2.CrossVersionObjectReference"),
+            m(
+                3,
+                "describedObject",
+                "autoscaling.v2.CrossVersionObjectReference",
+            ),
         ],
     ),
     msg(
@@ -239,10 +248,7 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "autoscaling.v2.ResourceMetricSource",
-        &[
-            s(1, "name"),
-            m(2, "target", "autoscaling.v2.MetricTarget"),
-        ],
+        &[s(1, "name"), m(2, "target", "autoscaling.v2.MetricTarget")],
     ),
     msg(
         "autoscaling.v2.ResourceMetricStatus",

@@ -85,7 +85,11 @@ pub(super) const MESSAGES: &[Message] = &[
             int32p(11, "terminating"),
             s(7, "completedIndexes"),
             s(10, "failedIndexes"),
-            m(8, "uncountedTerminatedPods", "batch.v1.UncountedTerminatedPods"),
+            m(
+                8,
+                "uncountedTerminatedPods",
+                "batch.v1.UncountedTerminatedPods",
+            ),
             int32p(9, "ready"),
         ],
     ),
@@ -98,9 +102,7 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "batch.v1.PodFailurePolicy",
-        &[
-            rm(1, "rules", "batch.v1.PodFailurePolicyRule"),
-        ],
+        &[rm(1, "rules", "batch.v1.PodFailurePolicyRule")],
     ),
     msg(
         "batch.v1.PodFailurePolicyOnExitCodesRequirement",
@@ -112,37 +114,34 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "batch.v1.PodFailurePolicyOnPodConditionsPattern",
-        &[
-            s(1, "type"),
-            s(2, "status"),
-        ],
+        &[s(1, "type"), s(2, "status")],
     ),
     msg(
         "batch.v1.PodFailurePolicyRule",
         &[
             s(1, "action"),
-            m(2, "onExitCodes", "batch.v1.PodFailurePolicyOnExitCodesRequirement"),
-            rm(3, "onPodConditions", "batch.v1.PodFailurePolicyOnPodConditionsPattern"),
+            m(
+                2,
+                "onExitCodes",
+                "batch.v1.PodFailurePolicyOnExitCodesRequirement",
+            ),
+            rm(
+                3,
+                "onPodConditions",
+                "batch.v1.PodFailurePolicyOnPodConditionsPattern",
+            ),
         ],
     ),
     msg(
         "batch.v1.SuccessPolicy",
-        &[
-            rm(1, "rules", "batch.v1.SuccessPolicyRule"),
-        ],
+        &[rm(1, "rules", "batch.v1.SuccessPolicyRule")],
     ),
     msg(
         "batch.v1.SuccessPolicyRule",
-        &[
-            s(1, "succeededIndexes"),
-            int32p(2, "succeededCount"),
-        ],
+        &[s(1, "succeededIndexes"), int32p(2, "succeededCount")],
     ),
     msg(
         "batch.v1.UncountedTerminatedPods",
-        &[
-            rs(1, "succeeded"),
-            rs(2, "failed"),
-        ],
+        &[rs(1, "succeeded"), rs(2, "failed")],
     ),
 ];

@@ -11,12 +11,7 @@ pub(super) const MESSAGES: &[Message] = &[
             m(2, "target", "core.v1.ObjectReference"),
         ],
     ),
-    msg(
-        "core.v1.ClientIPConfig",
-        &[
-            int32p(1, "timeoutSeconds"),
-        ],
-    ),
+    msg("core.v1.ClientIPConfig", &[int32p(1, "timeoutSeconds")]),
     msg(
         "core.v1.ConfigMap",
         &[
@@ -36,12 +31,7 @@ pub(super) const MESSAGES: &[Message] = &[
             s(5, "kubeletConfigKey"),
         ],
     ),
-    msg(
-        "core.v1.DaemonEndpoint",
-        &[
-            int32p(1, "Port"),
-        ],
-    ),
+    msg("core.v1.DaemonEndpoint", &[int32p(1, "Port")]),
     msg(
         "core.v1.EndpointAddress",
         &[
@@ -97,18 +87,9 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "core.v1.EventSeries",
-        &[
-            int32(1, "count"),
-            mtime(2, "lastObservedTime"),
-        ],
+        &[int32(1, "count"), mtime(2, "lastObservedTime")],
     ),
-    msg(
-        "core.v1.EventSource",
-        &[
-            s(1, "component"),
-            s(2, "host"),
-        ],
-    ),
+    msg("core.v1.EventSource", &[s(1, "component"), s(2, "host")]),
     msg(
         "core.v1.LimitRange",
         &[
@@ -129,9 +110,7 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "core.v1.LimitRangeSpec",
-        &[
-            rm(1, "limits", "core.v1.LimitRangeItem"),
-        ],
+        &[rm(1, "limits", "core.v1.LimitRangeItem")],
     ),
     msg(
         "core.v1.LoadBalancerIngress",
@@ -144,16 +123,9 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "core.v1.LoadBalancerStatus",
-        &[
-            rm(1, "ingress", "core.v1.LoadBalancerIngress"),
-        ],
+        &[rm(1, "ingress", "core.v1.LoadBalancerIngress")],
     ),
-    msg(
-        "core.v1.LocalObjectReference",
-        &[
-            s(1, "name"),
-        ],
-    ),
+    msg("core.v1.LocalObjectReference", &[s(1, "name")]),
     msg(
         "core.v1.Namespace",
         &[
@@ -172,12 +144,7 @@ pub(super) const MESSAGES: &[Message] = &[
             s(6, "message"),
         ],
     ),
-    msg(
-        "core.v1.NamespaceSpec",
-        &[
-            rs(1, "finalizers"),
-        ],
-    ),
+    msg("core.v1.NamespaceSpec", &[rs(1, "finalizers")]),
     msg(
         "core.v1.NamespaceStatus",
         &[
@@ -193,13 +160,7 @@ pub(super) const MESSAGES: &[Message] = &[
             m(3, "status", "core.v1.NodeStatus"),
         ],
     ),
-    msg(
-        "core.v1.NodeAddress",
-        &[
-            s(1, "type"),
-            s(2, "address"),
-        ],
-    ),
+    msg("core.v1.NodeAddress", &[s(1, "type"), s(2, "address")]),
     msg(
         "core.v1.NodeCondition",
         &[
@@ -213,9 +174,7 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "core.v1.NodeConfigSource",
-        &[
-            m(2, "configMap", "core.v1.ConfigMapNodeConfigSource"),
-        ],
+        &[m(2, "configMap", "core.v1.ConfigMapNodeConfigSource")],
     ),
     msg(
         "core.v1.NodeConfigStatus",
@@ -228,16 +187,9 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "core.v1.NodeDaemonEndpoints",
-        &[
-            m(1, "kubeletEndpoint", "core.v1.DaemonEndpoint"),
-        ],
+        &[m(1, "kubeletEndpoint", "core.v1.DaemonEndpoint")],
     ),
-    msg(
-        "core.v1.NodeFeatures",
-        &[
-            bp(1, "supplementalGroupsPolicy"),
-        ],
-    ),
+    msg("core.v1.NodeFeatures", &[bp(1, "supplementalGroupsPolicy")]),
     msg(
         "core.v1.NodeRuntimeHandler",
         &[
@@ -247,10 +199,7 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "core.v1.NodeRuntimeHandlerFeatures",
-        &[
-            bp(1, "recursiveReadOnlyMounts"),
-            bp(2, "userNamespaces"),
-        ],
+        &[bp(1, "recursiveReadOnlyMounts"), bp(2, "userNamespaces")],
     ),
     msg(
         "core.v1.NodeSpec",
@@ -282,12 +231,7 @@ pub(super) const MESSAGES: &[Message] = &[
             m(13, "features", "core.v1.NodeFeatures"),
         ],
     ),
-    msg(
-        "core.v1.NodeSwapStatus",
-        &[
-            int64p(1, "capacity"),
-        ],
-    ),
+    msg("core.v1.NodeSwapStatus", &[int64p(1, "capacity")]),
     msg(
         "core.v1.NodeSystemInfo",
         &[
@@ -372,24 +316,19 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "core.v1.ResourceQuotaStatus",
-        &[
-            msq(1, "hard"),
-            msq(2, "used"),
-        ],
+        &[msq(1, "hard"), msq(2, "used")],
     ),
     msg(
         "core.v1.ScopeSelector",
-        &[
-            rm(1, "matchExpressions", "core.v1.ScopedResourceSelectorRequirement"),
-        ],
+        &[rm(
+            1,
+            "matchExpressions",
+            "core.v1.ScopedResourceSelectorRequirement",
+        )],
     ),
     msg(
         "core.v1.ScopedResourceSelectorRequirement",
-        &[
-            s(1, "scopeName"),
-            s(2, "operator"),
-            rs(3, "values"),
-        ],
+        &[s(1, "scopeName"), s(2, "operator"), rs(3, "values")],
     ),
     msg(
         "core.v1.Secret",
@@ -463,9 +402,7 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "core.v1.SessionAffinityConfig",
-        &[
-            m(1, "clientIP", "core.v1.ClientIPConfig"),
-        ],
+        &[m(1, "clientIP", "core.v1.ClientIPConfig")],
     ),
     msg(
         "core.v1.Taint",

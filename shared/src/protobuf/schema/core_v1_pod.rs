@@ -14,18 +14,9 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "core.v1.AppArmorProfile",
-        &[
-            s(1, "type"),
-            sp(2, "localhostProfile"),
-        ],
+        &[s(1, "type"), sp(2, "localhostProfile")],
     ),
-    msg(
-        "core.v1.Capabilities",
-        &[
-            rs(1, "add"),
-            rs(2, "drop"),
-        ],
-    ),
+    msg("core.v1.Capabilities", &[rs(1, "add"), rs(2, "drop")]),
     msg(
         "core.v1.ConfigMapEnvSource",
         &[
@@ -72,10 +63,7 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "core.v1.ContainerImage",
-        &[
-            rs(1, "names"),
-            int64(2, "sizeBytes"),
-        ],
+        &[rs(1, "names"), int64(2, "sizeBytes")],
     ),
     msg(
         "core.v1.ContainerPort",
@@ -89,10 +77,7 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "core.v1.ContainerResizePolicy",
-        &[
-            s(1, "resourceName"),
-            s(2, "restartPolicy"),
-        ],
+        &[s(1, "resourceName"), s(2, "restartPolicy")],
     ),
     msg(
         "core.v1.ContainerState",
@@ -102,12 +87,7 @@ pub(super) const MESSAGES: &[Message] = &[
             m(3, "terminated", "core.v1.ContainerStateTerminated"),
         ],
     ),
-    msg(
-        "core.v1.ContainerStateRunning",
-        &[
-            time(1, "startedAt"),
-        ],
-    ),
+    msg("core.v1.ContainerStateRunning", &[time(1, "startedAt")]),
     msg(
         "core.v1.ContainerStateTerminated",
         &[
@@ -122,10 +102,7 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "core.v1.ContainerStateWaiting",
-        &[
-            s(1, "reason"),
-            s(2, "message"),
-        ],
+        &[s(1, "reason"), s(2, "message")],
     ),
     msg(
         "core.v1.ContainerStatus",
@@ -149,9 +126,7 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "core.v1.ContainerUser",
-        &[
-            m(1, "linux", "core.v1.LinuxContainerUser"),
-        ],
+        &[m(1, "linux", "core.v1.LinuxContainerUser")],
     ),
     msg(
         "core.v1.EnvFromSource",
@@ -181,7 +156,11 @@ pub(super) const MESSAGES: &[Message] = &[
     msg(
         "core.v1.EphemeralContainer",
         &[
-            inl(1, "ephemeralContainerCommon", "core.v1.EphemeralContainerCommon"),
+            inl(
+                1,
+                "ephemeralContainerCommon",
+                "core.v1.EphemeralContainerCommon",
+            ),
             s(2, "targetContainerName"),
         ],
     ),
@@ -214,32 +193,10 @@ pub(super) const MESSAGES: &[Message] = &[
             b(18, "tty"),
         ],
     ),
-    msg(
-        "core.v1.ExecAction",
-        &[
-            rs(1, "command"),
-        ],
-    ),
-    msg(
-        "core.v1.GRPCAction",
-        &[
-            int32p(1, "port"),
-            sp(2, "service"),
-        ],
-    ),
-    msg(
-        "core.v1.HostAlias",
-        &[
-            s(1, "ip"),
-            rs(2, "hostnames"),
-        ],
-    ),
-    msg(
-        "core.v1.HostIP",
-        &[
-            s(1, "ip"),
-        ],
-    ),
+    msg("core.v1.ExecAction", &[rs(1, "command")]),
+    msg("core.v1.GRPCAction", &[int32p(1, "port"), sp(2, "service")]),
+    msg("core.v1.HostAlias", &[s(1, "ip"), rs(2, "hostnames")]),
+    msg("core.v1.HostIP", &[s(1, "ip")]),
     msg(
         "core.v1.HTTPGetAction",
         &[
@@ -250,13 +207,7 @@ pub(super) const MESSAGES: &[Message] = &[
             rm(5, "httpHeaders", "core.v1.HTTPHeader"),
         ],
     ),
-    msg(
-        "core.v1.HTTPHeader",
-        &[
-            s(1, "name"),
-            s(2, "value"),
-        ],
-    ),
+    msg("core.v1.HTTPHeader", &[s(1, "name"), s(2, "value")]),
     msg(
         "core.v1.Lifecycle",
         &[
@@ -285,23 +236,25 @@ pub(super) const MESSAGES: &[Message] = &[
     msg(
         "core.v1.NodeAffinity",
         &[
-            m(1, "requiredDuringSchedulingIgnoredDuringExecution", "core.v1.NodeSelector"),
-            rm(2, "preferredDuringSchedulingIgnoredDuringExecution", "core.v1.PreferredSchedulingTerm"),
+            m(
+                1,
+                "requiredDuringSchedulingIgnoredDuringExecution",
+                "core.v1.NodeSelector",
+            ),
+            rm(
+                2,
+                "preferredDuringSchedulingIgnoredDuringExecution",
+                "core.v1.PreferredSchedulingTerm",
+            ),
         ],
     ),
     msg(
         "core.v1.NodeSelector",
-        &[
-            rm(1, "nodeSelectorTerms", "core.v1.NodeSelectorTerm"),
-        ],
+        &[rm(1, "nodeSelectorTerms", "core.v1.NodeSelectorTerm")],
     ),
     msg(
         "core.v1.NodeSelectorRequirement",
-        &[
-            s(1, "key"),
-            s(2, "operator"),
-            rs(3, "values"),
-        ],
+        &[s(1, "key"), s(2, "operator"), rs(3, "values")],
     ),
     msg(
         "core.v1.NodeSelectorTerm",
@@ -312,10 +265,7 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "core.v1.ObjectFieldSelector",
-        &[
-            s(1, "apiVersion"),
-            s(2, "fieldPath"),
-        ],
+        &[s(1, "apiVersion"), s(2, "fieldPath")],
     ),
     msg(
         "core.v1.Pod",
@@ -328,8 +278,16 @@ pub(super) const MESSAGES: &[Message] = &[
     msg(
         "core.v1.PodAffinity",
         &[
-            rm(1, "requiredDuringSchedulingIgnoredDuringExecution", "core.v1.PodAffinityTerm"),
-            rm(2, "preferredDuringSchedulingIgnoredDuringExecution", "core.v1.WeightedPodAffinityTerm"),
+            rm(
+                1,
+                "requiredDuringSchedulingIgnoredDuringExecution",
+                "core.v1.PodAffinityTerm",
+            ),
+            rm(
+                2,
+                "preferredDuringSchedulingIgnoredDuringExecution",
+                "core.v1.WeightedPodAffinityTerm",
+            ),
         ],
     ),
     msg(
@@ -346,8 +304,16 @@ pub(super) const MESSAGES: &[Message] = &[
     msg(
         "core.v1.PodAntiAffinity",
         &[
-            rm(1, "requiredDuringSchedulingIgnoredDuringExecution", "core.v1.PodAffinityTerm"),
-            rm(2, "preferredDuringSchedulingIgnoredDuringExecution", "core.v1.WeightedPodAffinityTerm"),
+            rm(
+                1,
+                "requiredDuringSchedulingIgnoredDuringExecution",
+                "core.v1.PodAffinityTerm",
+            ),
+            rm(
+                2,
+                "preferredDuringSchedulingIgnoredDuringExecution",
+                "core.v1.WeightedPodAffinityTerm",
+            ),
         ],
     ),
     msg(
@@ -372,29 +338,11 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "core.v1.PodDNSConfigOption",
-        &[
-            s(1, "name"),
-            sp(2, "value"),
-        ],
+        &[s(1, "name"), sp(2, "value")],
     ),
-    msg(
-        "core.v1.PodIP",
-        &[
-            s(1, "ip"),
-        ],
-    ),
-    msg(
-        "core.v1.PodOS",
-        &[
-            s(1, "name"),
-        ],
-    ),
-    msg(
-        "core.v1.PodReadinessGate",
-        &[
-            s(1, "conditionType"),
-        ],
-    ),
+    msg("core.v1.PodIP", &[s(1, "ip")]),
+    msg("core.v1.PodOS", &[s(1, "name")]),
+    msg("core.v1.PodReadinessGate", &[s(1, "conditionType")]),
     msg(
         "core.v1.PodResourceClaim",
         &[
@@ -405,17 +353,9 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "core.v1.PodResourceClaimStatus",
-        &[
-            s(1, "name"),
-            s(2, "resourceClaimName"),
-        ],
+        &[s(1, "name"), s(2, "resourceClaimName")],
     ),
-    msg(
-        "core.v1.PodSchedulingGate",
-        &[
-            s(1, "name"),
-        ],
-    ),
+    msg("core.v1.PodSchedulingGate", &[s(1, "name")]),
     msg(
         "core.v1.PodSecurityContext",
         &[
@@ -470,7 +410,11 @@ pub(super) const MESSAGES: &[Message] = &[
             bp(30, "enableServiceLinks"),
             sp(31, "preemptionPolicy"),
             msq(32, "overhead"),
-            rm(33, "topologySpreadConstraints", "core.v1.TopologySpreadConstraint"),
+            rm(
+                33,
+                "topologySpreadConstraints",
+                "core.v1.TopologySpreadConstraint",
+            ),
             bp(35, "setHostnameAsFQDN"),
             m(36, "os", "core.v1.PodOS"),
             bp(37, "hostUsers"),
@@ -498,7 +442,11 @@ pub(super) const MESSAGES: &[Message] = &[
             s(9, "qosClass"),
             rm(13, "ephemeralContainerStatuses", "core.v1.ContainerStatus"),
             s(14, "resize"),
-            rm(15, "resourceClaimStatuses", "core.v1.PodResourceClaimStatus"),
+            rm(
+                15,
+                "resourceClaimStatuses",
+                "core.v1.PodResourceClaimStatus",
+            ),
         ],
     ),
     msg(
@@ -517,11 +465,7 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "core.v1.PortStatus",
-        &[
-            int32p(1, "port"),
-            s(2, "protocol"),
-            sp(3, "error"),
-        ],
+        &[int32p(1, "port"), s(2, "protocol"), sp(3, "error")],
     ),
     msg(
         "core.v1.PreferredSchedulingTerm",
@@ -551,27 +495,14 @@ pub(super) const MESSAGES: &[Message] = &[
             m(4, "grpc", "core.v1.GRPCAction"),
         ],
     ),
-    msg(
-        "core.v1.ResourceClaim",
-        &[
-            s(1, "name"),
-            s(2, "request"),
-        ],
-    ),
+    msg("core.v1.ResourceClaim", &[s(1, "name"), s(2, "request")]),
     msg(
         "core.v1.ResourceFieldSelector",
-        &[
-            s(1, "containerName"),
-            s(2, "resource"),
-            qty(3, "divisor"),
-        ],
+        &[s(1, "containerName"), s(2, "resource"), qty(3, "divisor")],
     ),
     msg(
         "core.v1.ResourceHealth",
-        &[
-            s(1, "resourceID"),
-            s(2, "health"),
-        ],
+        &[s(1, "resourceID"), s(2, "health")],
     ),
     msg(
         "core.v1.ResourceRequirements",
@@ -583,17 +514,11 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "core.v1.ResourceStatus",
-        &[
-            s(1, "name"),
-            rm(2, "resources", "core.v1.ResourceHealth"),
-        ],
+        &[s(1, "name"), rm(2, "resources", "core.v1.ResourceHealth")],
     ),
     msg(
         "core.v1.SeccompProfile",
-        &[
-            s(1, "type"),
-            sp(2, "localhostProfile"),
-        ],
+        &[s(1, "type"), sp(2, "localhostProfile")],
     ),
     msg(
         "core.v1.SecretEnvSource",
@@ -616,7 +541,11 @@ pub(super) const MESSAGES: &[Message] = &[
             m(1, "capabilities", "core.v1.Capabilities"),
             bp(2, "privileged"),
             m(3, "seLinuxOptions", "core.v1.SELinuxOptions"),
-            m(10, "windowsOptions", "core.v1.WindowsSecurityContextOptions"),
+            m(
+                10,
+                "windowsOptions",
+                "core.v1.WindowsSecurityContextOptions",
+            ),
             int64p(4, "runAsUser"),
             int64p(8, "runAsGroup"),
             bp(5, "runAsNonRoot"),
@@ -629,33 +558,11 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "core.v1.SELinuxOptions",
-        &[
-            s(1, "user"),
-            s(2, "role"),
-            s(3, "type"),
-            s(4, "level"),
-        ],
+        &[s(1, "user"), s(2, "role"), s(3, "type"), s(4, "level")],
     ),
-    msg(
-        "core.v1.SleepAction",
-        &[
-            int64p(1, "seconds"),
-        ],
-    ),
-    msg(
-        "core.v1.Sysctl",
-        &[
-            s(1, "name"),
-            s(2, "value"),
-        ],
-    ),
-    msg(
-        "core.v1.TCPSocketAction",
-        &[
-            ios(1, "port"),
-            s(2, "host"),
-        ],
-    ),
+    msg("core.v1.SleepAction", &[int64p(1, "seconds")]),
+    msg("core.v1.Sysctl", &[s(1, "name"), s(2, "value")]),
+    msg("core.v1.TCPSocketAction", &[ios(1, "port"), s(2, "host")]),
     msg(
         "core.v1.Toleration",
         &[
@@ -679,13 +586,7 @@ pub(super) const MESSAGES: &[Message] = &[
             rs(8, "matchLabelKeys"),
         ],
     ),
-    msg(
-        "core.v1.VolumeDevice",
-        &[
-            s(1, "name"),
-            s(2, "devicePath"),
-        ],
-    ),
+    msg("core.v1.VolumeDevice", &[s(1, "name"), s(2, "devicePath")]),
     msg(
         "core.v1.VolumeMount",
         &[

@@ -15,10 +15,7 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "core.v1.AttachedVolume",
-        &[
-            s(1, "name"),
-            s(2, "devicePath"),
-        ],
+        &[s(1, "name"), s(2, "devicePath")],
     ),
     msg(
         "core.v1.AzureDiskVolumeSource",
@@ -42,11 +39,7 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "core.v1.AzureFileVolumeSource",
-        &[
-            s(1, "secretName"),
-            s(2, "shareName"),
-            b(3, "readOnly"),
-        ],
+        &[s(1, "secretName"), s(2, "shareName"), b(3, "readOnly")],
     ),
     msg(
         "core.v1.CSIPersistentVolumeSource",
@@ -142,9 +135,7 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "core.v1.DownwardAPIProjection",
-        &[
-            rm(1, "items", "core.v1.DownwardAPIVolumeFile"),
-        ],
+        &[rm(1, "items", "core.v1.DownwardAPIVolumeFile")],
     ),
     msg(
         "core.v1.DownwardAPIVolumeFile",
@@ -164,16 +155,15 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "core.v1.EmptyDirVolumeSource",
-        &[
-            s(1, "medium"),
-            qty(2, "sizeLimit"),
-        ],
+        &[s(1, "medium"), qty(2, "sizeLimit")],
     ),
     msg(
         "core.v1.EphemeralVolumeSource",
-        &[
-            m(1, "volumeClaimTemplate", "core.v1.PersistentVolumeClaimTemplate"),
-        ],
+        &[m(
+            1,
+            "volumeClaimTemplate",
+            "core.v1.PersistentVolumeClaimTemplate",
+        )],
     ),
     msg(
         "core.v1.FCVolumeSource",
@@ -207,10 +197,7 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "core.v1.FlockerVolumeSource",
-        &[
-            s(1, "datasetName"),
-            s(2, "datasetUUID"),
-        ],
+        &[s(1, "datasetName"), s(2, "datasetUUID")],
     ),
     msg(
         "core.v1.GCEPersistentDiskVolumeSource",
@@ -223,11 +210,7 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "core.v1.GitRepoVolumeSource",
-        &[
-            s(1, "repository"),
-            s(2, "revision"),
-            s(3, "directory"),
-        ],
+        &[s(1, "repository"), s(2, "revision"), s(3, "directory")],
     ),
     msg(
         "core.v1.GlusterfsPersistentVolumeSource",
@@ -240,18 +223,11 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "core.v1.GlusterfsVolumeSource",
-        &[
-            s(1, "endpoints"),
-            s(2, "path"),
-            b(3, "readOnly"),
-        ],
+        &[s(1, "endpoints"), s(2, "path"), b(3, "readOnly")],
     ),
     msg(
         "core.v1.HostPathVolumeSource",
-        &[
-            s(1, "path"),
-            sp(2, "type"),
-        ],
+        &[s(1, "path"), sp(2, "type")],
     ),
     msg(
         "core.v1.ISCSIPersistentVolumeSource",
@@ -287,40 +263,23 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "core.v1.ImageVolumeSource",
-        &[
-            s(1, "reference"),
-            s(2, "pullPolicy"),
-        ],
+        &[s(1, "reference"), s(2, "pullPolicy")],
     ),
     msg(
         "core.v1.KeyToPath",
-        &[
-            s(1, "key"),
-            s(2, "path"),
-            int32p(3, "mode"),
-        ],
+        &[s(1, "key"), s(2, "path"), int32p(3, "mode")],
     ),
     msg(
         "core.v1.LocalVolumeSource",
-        &[
-            s(1, "path"),
-            sp(2, "fsType"),
-        ],
+        &[s(1, "path"), sp(2, "fsType")],
     ),
     msg(
         "core.v1.ModifyVolumeStatus",
-        &[
-            s(1, "targetVolumeAttributesClassName"),
-            s(2, "status"),
-        ],
+        &[s(1, "targetVolumeAttributesClassName"), s(2, "status")],
     ),
     msg(
         "core.v1.NFSVolumeSource",
-        &[
-            s(1, "server"),
-            s(2, "path"),
-            b(3, "readOnly"),
-        ],
+        &[s(1, "server"), s(2, "path"), b(3, "readOnly")],
     ),
     msg(
         "core.v1.PersistentVolume",
@@ -385,16 +344,21 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "core.v1.PersistentVolumeClaimVolumeSource",
-        &[
-            s(1, "claimName"),
-            b(2, "readOnly"),
-        ],
+        &[s(1, "claimName"), b(2, "readOnly")],
     ),
     msg(
         "core.v1.PersistentVolumeSource",
         &[
-            m(1, "gcePersistentDisk", "core.v1.GCEPersistentDiskVolumeSource"),
-            m(2, "awsElasticBlockStore", "core.v1.AWSElasticBlockStoreVolumeSource"),
+            m(
+                1,
+                "gcePersistentDisk",
+                "core.v1.GCEPersistentDiskVolumeSource",
+            ),
+            m(
+                2,
+                "awsElasticBlockStore",
+                "core.v1.AWSElasticBlockStoreVolumeSource",
+            ),
             m(3, "hostPath", "core.v1.HostPathVolumeSource"),
             m(4, "glusterfs", "core.v1.GlusterfsPersistentVolumeSource"),
             m(5, "nfs", "core.v1.NFSVolumeSource"),
@@ -406,10 +370,18 @@ pub(super) const MESSAGES: &[Message] = &[
             m(11, "flocker", "core.v1.FlockerVolumeSource"),
             m(12, "flexVolume", "core.v1.FlexPersistentVolumeSource"),
             m(13, "azureFile", "core.v1.AzureFilePersistentVolumeSource"),
-            m(14, "vsphereVolume", "core.v1.VsphereVirtualDiskVolumeSource"),
+            m(
+                14,
+                "vsphereVolume",
+                "core.v1.VsphereVirtualDiskVolumeSource",
+            ),
             m(15, "quobyte", "core.v1.QuobyteVolumeSource"),
             m(16, "azureDisk", "core.v1.AzureDiskVolumeSource"),
-            m(17, "photonPersistentDisk", "core.v1.PhotonPersistentDiskVolumeSource"),
+            m(
+                17,
+                "photonPersistentDisk",
+                "core.v1.PhotonPersistentDiskVolumeSource",
+            ),
             m(18, "portworxVolume", "core.v1.PortworxVolumeSource"),
             m(19, "scaleIO", "core.v1.ScaleIOPersistentVolumeSource"),
             m(20, "local", "core.v1.LocalVolumeSource"),
@@ -421,7 +393,11 @@ pub(super) const MESSAGES: &[Message] = &[
         "core.v1.PersistentVolumeSpec",
         &[
             msq(1, "capacity"),
-            inl(2, "persistentVolumeSource", "core.v1.PersistentVolumeSource"),
+            inl(
+                2,
+                "persistentVolumeSource",
+                "core.v1.PersistentVolumeSource",
+            ),
             rs(3, "accessModes"),
             m(4, "claimRef", "core.v1.ObjectReference"),
             s(5, "persistentVolumeReclaimPolicy"),
@@ -443,18 +419,11 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "core.v1.PhotonPersistentDiskVolumeSource",
-        &[
-            s(1, "pdID"),
-            s(2, "fsType"),
-        ],
+        &[s(1, "pdID"), s(2, "fsType")],
     ),
     msg(
         "core.v1.PortworxVolumeSource",
-        &[
-            s(1, "volumeID"),
-            s(2, "fsType"),
-            b(3, "readOnly"),
-        ],
+        &[s(1, "volumeID"), s(2, "fsType"), b(3, "readOnly")],
     ),
     msg(
         "core.v1.ProjectedVolumeSource",
@@ -540,10 +509,7 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "core.v1.SecretReference",
-        &[
-            s(1, "name"),
-            s(2, "namespace"),
-        ],
+        &[s(1, "name"), s(2, "namespace")],
     ),
     msg(
         "core.v1.SecretVolumeSource",
@@ -584,11 +550,7 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "core.v1.TypedLocalObjectReference",
-        &[
-            sp(1, "apiGroup"),
-            s(2, "kind"),
-            s(3, "name"),
-        ],
+        &[sp(1, "apiGroup"), s(2, "kind"), s(3, "name")],
     ),
     msg(
         "core.v1.TypedObjectReference",
@@ -601,16 +563,11 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "core.v1.Volume",
-        &[
-            s(1, "name"),
-            inl(2, "volumeSource", "core.v1.VolumeSource"),
-        ],
+        &[s(1, "name"), inl(2, "volumeSource", "core.v1.VolumeSource")],
     ),
     msg(
         "core.v1.VolumeNodeAffinity",
-        &[
-            m(1, "required", "core.v1.NodeSelector"),
-        ],
+        &[m(1, "required", "core.v1.NodeSelector")],
     ),
     msg(
         "core.v1.VolumeProjection",
@@ -618,30 +575,47 @@ pub(super) const MESSAGES: &[Message] = &[
             m(1, "secret", "core.v1.SecretProjection"),
             m(2, "downwardAPI", "core.v1.DownwardAPIProjection"),
             m(3, "configMap", "core.v1.ConfigMapProjection"),
-            m(4, "serviceAccountToken", "core.v1.ServiceAccountTokenProjection"),
-            m(5, "clusterTrustBundle", "core.v1.ClusterTrustBundleProjection"),
+            m(
+                4,
+                "serviceAccountToken",
+                "core.v1.ServiceAccountTokenProjection",
+            ),
+            m(
+                5,
+                "clusterTrustBundle",
+                "core.v1.ClusterTrustBundleProjection",
+            ),
         ],
     ),
     msg(
         "core.v1.VolumeResourceRequirements",
-        &[
-            msq(1, "limits"),
-            msq(2, "requests"),
-        ],
+        &[msq(1, "limits"), msq(2, "requests")],
     ),
     msg(
         "core.v1.VolumeSource",
         &[
             m(1, "hostPath", "core.v1.HostPathVolumeSource"),
             m(2, "emptyDir", "core.v1.EmptyDirVolumeSource"),
-            m(3, "gcePersistentDisk", "core.v1.GCEPersistentDiskVolumeSource"),
-            m(4, "awsElasticBlockStore", "core.v1.AWSElasticBlockStoreVolumeSource"),
+            m(
+                3,
+                "gcePersistentDisk",
+                "core.v1.GCEPersistentDiskVolumeSource",
+            ),
+            m(
+                4,
+                "awsElasticBlockStore",
+                "core.v1.AWSElasticBlockStoreVolumeSource",
+            ),
             m(5, "gitRepo", "core.v1.GitRepoVolumeSource"),
             m(6, "secret", "core.v1.SecretVolumeSource"),
             m(7, "nfs", "core.v1.NFSVolumeSource"),
             m(8, "iscsi", "core.v1.ISCSIVolumeSource"),
             m(9, "glusterfs", "core.v1.GlusterfsVolumeSource"),
-            m(10, "persistentVolumeClaim", "core.v1.PersistentVolumeClaimVolumeSource"),
+            m(
+                10,
+                "persistentVolumeClaim",
+                "core.v1.PersistentVolumeClaimVolumeSource",
+            ),
             m(11, "rbd", "core.v1.RBDVolumeSource"),
             m(12, "flexVolume", "core.v1.FlexVolumeSource"),
             m(13, "cinder", "core.v1.CinderVolumeSource"),
@@ -651,10 +625,18 @@ pub(super) const MESSAGES: &[Message] = &[
             m(17, "fc", "core.v1.FCVolumeSource"),
             m(18, "azureFile", "core.v1.AzureFileVolumeSource"),
             m(19, "configMap", "core.v1.ConfigMapVolumeSource"),
-            m(20, "vsphereVolume", "core.v1.VsphereVirtualDiskVolumeSource"),
+            m(
+                20,
+                "vsphereVolume",
+                "core.v1.VsphereVirtualDiskVolumeSource",
+            ),
             m(21, "quobyte", "core.v1.QuobyteVolumeSource"),
             m(22, "azureDisk", "core.v1.AzureDiskVolumeSource"),
-            m(23, "photonPersistentDisk", "core.v1.PhotonPersistentDiskVolumeSource"),
+            m(
+                23,
+                "photonPersistentDisk",
+                "core.v1.PhotonPersistentDiskVolumeSource",
+            ),
             m(26, "projected", "core.v1.ProjectedVolumeSource"),
             m(24, "portworxVolume", "core.v1.PortworxVolumeSource"),
             m(25, "scaleIO", "core.v1.ScaleIOVolumeSource"),

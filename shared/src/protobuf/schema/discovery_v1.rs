@@ -19,11 +19,7 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "discovery.v1.EndpointConditions",
-        &[
-            bp(1, "ready"),
-            bp(2, "serving"),
-            bp(3, "terminating"),
-        ],
+        &[bp(1, "ready"), bp(2, "serving"), bp(3, "terminating")],
     ),
     msg(
         "discovery.v1.EndpointHints",
@@ -50,16 +46,6 @@ pub(super) const MESSAGES: &[Message] = &[
             rm(3, "ports", "discovery.v1.EndpointPort"),
         ],
     ),
-    msg(
-        "discovery.v1.ForNode",
-        &[
-            s(1, "name"),
-        ],
-    ),
-    msg(
-        "discovery.v1.ForZone",
-        &[
-            s(1, "name"),
-        ],
-    ),
+    msg("discovery.v1.ForNode", &[s(1, "name")]),
+    msg("discovery.v1.ForZone", &[s(1, "name")]),
 ];

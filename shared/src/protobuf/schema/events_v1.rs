@@ -26,9 +26,6 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "events.v1.EventSeries",
-        &[
-            int32p(1, "count"),
-            mtime(2, "lastObservedTime"),
-        ],
+        &[int32p(1, "count"), mtime(2, "lastObservedTime")],
     ),
 ];

@@ -28,11 +28,7 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "meta.v1.FieldSelectorRequirement",
-        &[
-            s(1, "key"),
-            s(2, "operator"),
-            rs(3, "values"),
-        ],
+        &[s(1, "key"), s(2, "operator"), rs(3, "values")],
     ),
     msg(
         "meta.v1.LabelSelector",
@@ -43,11 +39,7 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "meta.v1.LabelSelectorRequirement",
-        &[
-            s(1, "key"),
-            s(2, "operator"),
-            rs(3, "values"),
-        ],
+        &[s(1, "key"), s(2, "operator"), rs(3, "values")],
     ),
     msg(
         "meta.v1.ManagedFieldsEntry",
@@ -94,9 +86,6 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "meta.v1.Preconditions",
-        &[
-            s(1, "uid"),
-            s(2, "resourceVersion"),
-        ],
+        &[s(1, "uid"), s(2, "resourceVersion")],
     ),
 ];

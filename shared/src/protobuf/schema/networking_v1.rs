@@ -14,17 +14,9 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "networking.v1.HTTPIngressRuleValue",
-        &[
-            rm(1, "paths", "networking.v1.HTTPIngressPath"),
-        ],
+        &[rm(1, "paths", "networking.v1.HTTPIngressPath")],
     ),
-    msg(
-        "networking.v1.IPBlock",
-        &[
-            s(1, "cidr"),
-            rs(2, "except"),
-        ],
-    ),
+    msg("networking.v1.IPBlock", &[s(1, "cidr"), rs(2, "except")]),
     msg(
         "networking.v1.Ingress",
         &[
@@ -61,7 +53,11 @@ pub(super) const MESSAGES: &[Message] = &[
         "networking.v1.IngressClassSpec",
         &[
             s(1, "controller"),
-            m(2, "parameters", "networking.v1.IngressClassParametersReference"),
+            m(
+                2,
+                "parameters",
+                "networking.v1.IngressClassParametersReference",
+            ),
         ],
     ),
     msg(
@@ -74,17 +70,11 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "networking.v1.IngressLoadBalancerStatus",
-        &[
-            rm(1, "ingress", "networking.v1.IngressLoadBalancerIngress"),
-        ],
+        &[rm(1, "ingress", "networking.v1.IngressLoadBalancerIngress")],
     ),
     msg(
         "networking.v1.IngressPortStatus",
-        &[
-            int32p(1, "port"),
-            s(2, "protocol"),
-            sp(3, "error"),
-        ],
+        &[int32p(1, "port"), s(2, "protocol"), sp(3, "error")],
     ),
     msg(
         "networking.v1.IngressRule",
@@ -95,9 +85,7 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "networking.v1.IngressRuleValue",
-        &[
-            m(1, "http", "networking.v1.HTTPIngressRuleValue"),
-        ],
+        &[m(1, "http", "networking.v1.HTTPIngressRuleValue")],
     ),
     msg(
         "networking.v1.IngressServiceBackend",
@@ -117,16 +105,15 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "networking.v1.IngressStatus",
-        &[
-            m(1, "loadBalancer", "networking.v1.IngressLoadBalancerStatus"),
-        ],
+        &[m(
+            1,
+            "loadBalancer",
+            "networking.v1.IngressLoadBalancerStatus",
+        )],
     ),
     msg(
         "networking.v1.IngressTLS",
-        &[
-            rs(1, "hosts"),
-            s(2, "secretName"),
-        ],
+        &[rs(1, "hosts"), s(2, "secretName")],
     ),
     msg(
         "networking.v1.NetworkPolicy",
@@ -159,11 +146,7 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "networking.v1.NetworkPolicyPort",
-        &[
-            sp(1, "protocol"),
-            ios(2, "port"),
-            int32p(3, "endPort"),
-        ],
+        &[sp(1, "protocol"), ios(2, "port"), int32p(3, "endPort")],
     ),
     msg(
         "networking.v1.NetworkPolicySpec",
@@ -176,9 +159,6 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "networking.v1.ServiceBackendPort",
-        &[
-            s(1, "name"),
-            int32(2, "number"),
-        ],
+        &[s(1, "name"), int32(2, "number")],
     ),
 ];

@@ -6,9 +6,7 @@ use super::*;
 pub(super) const MESSAGES: &[Message] = &[
     msg(
         "rbac.v1.AggregationRule",
-        &[
-            rm(1, "clusterRoleSelectors", "meta.v1.LabelSelector"),
-        ],
+        &[rm(1, "clusterRoleSelectors", "meta.v1.LabelSelector")],
     ),
     msg(
         "rbac.v1.ClusterRole",
@@ -53,11 +51,7 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "rbac.v1.RoleRef",
-        &[
-            s(1, "apiGroup"),
-            s(2, "kind"),
-            s(3, "name"),
-        ],
+        &[s(1, "apiGroup"), s(2, "kind"), s(3, "name")],
     ),
     msg(
         "rbac.v1.Subject",

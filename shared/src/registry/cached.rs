@@ -1,0 +1,358 @@
+//! Serving a store's LISTs and WATCHes from its watch cache.
+//!
+//! Which reads the cache serves follows upstream: `resourceVersion=0` (any
+//! state), `resourceVersionMatch=NotOlderThan` (once the cache has reached
+//! the revision), consistent reads (`resourceVersion` unset) once the cache
+//! has proved it is current, and every watch. Anything else, and every read
+//! while the cache is loading or over its memory budget, goes to etcd.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::{broadcast, mpsc};
+
+use super::meta;
+use super::resource::ResourceDef;
+use super::store::{ListOptions, Store};
+use crate::endpoints::status::ApiError;
+use crate::storage::cacher::{CacheEvent, CachedObject, Codec, WatchCache};
+use crate::storage::{KeyValue, WatchEventKind};
+
+/// How long a consistent read waits for the cache to catch up before it
+/// reads etcd instead.
+const FRESHNESS_WAIT: Duration = Duration::from_millis(250);
+
+/// Upstream's default per-resource budget is unbounded; this one keeps one
+/// resource from taking the process down.
+pub const DEFAULT_CACHE_BUDGET: usize = 2 * 1024 * 1024 * 1024;
+
+/// Builds cached objects the way the store decodes them.
+struct StoreCodec {
+    def: Arc<ResourceDef>,
+}
+
+impl Codec for StoreCodec {
+    fn cache(&self, kv: &KeyValue, revision: i64) -> Result<CachedObject, String> {
+        let mut obj: Value = serde_json::from_slice(&kv.value).map_err(|e| e.to_string())?;
+        meta::set(
+            &mut obj,
+            "resourceVersion",
+            Value::String(revision.to_string()),
+        );
+        if let Value::Object(m) = &mut obj {
+            m.insert("apiVersion".into(), Value::String(self.def.api_version()));
+            m.insert("kind".into(), Value::String(self.def.kind.clone()));
+        }
+        let labels = meta::labels(&obj)
+            .iter()
+            .map(|(k, v)| (k.as_str().into(), v.as_str().unwrap_or_default().into()))
+            .collect();
+        let fields = self
+            .def
+            .selectable_fields
+            .iter()
+            .map(|f| (f.as_str().into(), super::store::field_value(&obj, f).into()))
+            .collect();
+        Ok(CachedObject {
+            key: kv.key.as_str().into(),
+            revision,
+            namespace: meta::namespace(&obj).into(),
+            name: meta::name(&obj).into(),
+            bytes: serde_json::to_vec(&obj).map_err(|e| e.to_string())?.into(),
+            labels,
+            fields,
+        })
+    }
+}
+
+/// A page of a LIST served from the cache.
+pub struct CachedPage {
+    pub objects: Vec<Arc<CachedObject>>,
+    pub resource_version: i64,
+    pub continue_token: Option<String>,
+    pub remaining_item_count: Option<i64>,
+}
+
+/// One event of a watch served from the cache.
+pub enum CachedWatchEvent {
+    /// An object event: `ADDED`, `MODIFIED` or `DELETED`.
+    Object(&'static str, Arc<CachedObject>),
+    /// A BOOKMARK at a revision (`initial_events_end` marks the end of a
+    /// streaming list).
+    Bookmark {
+        revision: i64,
+        initial_events_end: bool,
+    },
+    /// A terminal error.
+    Error(ApiError),
+}
+
+impl Store {
+    /// Starts this store's watch cache (kept within `max_bytes`).
+    pub fn with_watch_cache(mut self, max_bytes: usize) -> Self {
+        let codec = Arc::new(StoreCodec {
+            def: self.def.clone(),
+        });
+        let prefix = self.list_prefix("");
+        self.set_cache(WatchCache::start(
+            prefix,
+            self.storage().clone(),
+            codec,
+            max_bytes,
+        ));
+        self
+    }
+
+    /// Whether an object in the cache matches the selectors.
+    pub fn cached_matches(&self, obj: &CachedObject, opts: &ListOptions) -> bool {
+        if let Some(ls) = &opts.label_selector {
+            if !ls.matches_with(|k| obj.label(k)) {
+                return false;
+            }
+        }
+        if let Some(fs) = &opts.field_selector {
+            return fs.matches(|f| Some(obj.field(f)));
+        }
+        true
+    }
+
+    /// Serves a LIST from the cache when upstream would; `None` means read etcd.
+    pub async fn list_from_cache(
+        &self,
+        namespace: &str,
+        opts: &ListOptions,
+    ) -> Result<Option<CachedPage>, ApiError> {
+        let Some(cache) = self.cache() else {
+            return Ok(None);
+        };
+        if !cache.is_ready() || opts.continue_token.is_some() {
+            return Ok(None);
+        }
+        if let Some(fs) = &opts.field_selector {
+            self.check_field_selector(fs)?;
+        }
+        let rv = opts.resource_version.as_deref().unwrap_or("");
+        let fresh = match (rv, opts.resource_version_match.as_deref()) {
+            ("0", _) => true,
+            ("", _) => cache.wait_fresh(FRESHNESS_WAIT).await,
+            (_, Some("Exact")) => false,
+            (n, _) => match n.parse::<i64>() {
+                Ok(n) => cache.wait_for_revision(n, Duration::from_secs(3)).await,
+                Err(_) => {
+                    return Err(ApiError::bad_request(format!(
+                        "invalid resource version: {n}"
+                    )))
+                }
+            },
+        };
+        if !fresh {
+            return Ok(None);
+        }
+        let prefix = self.list_prefix(namespace);
+        let Some(snapshot) = cache.snapshot(&prefix, None) else {
+            return Ok(None);
+        };
+        let limit = opts.limit.filter(|l| *l > 0).map(|l| l as usize);
+        let mut objects = Vec::new();
+        let mut last_key = None;
+        let mut examined = 0;
+        for obj in &snapshot.objects {
+            examined += 1;
+            if self.cached_matches(obj, opts) {
+                objects.push(obj.clone());
+                if limit.is_some_and(|l| objects.len() >= l) {
+                    last_key = Some(obj.key.clone());
+                    break;
+                }
+            }
+        }
+        let more = last_key.is_some() && examined < snapshot.objects.len();
+        let (continue_token, remaining_item_count) = match (more, last_key) {
+            (true, Some(last)) => {
+                let next = format!("{last}\u{0}");
+                let suffix = next.strip_prefix(&prefix).unwrap_or(&next).to_string();
+                let remaining =
+                    (!opts.has_selector()).then(|| (snapshot.objects.len() - examined) as i64);
+                (
+                    Some(crate::storage::encode_continue(snapshot.revision, &suffix)),
+                    remaining,
+                )
+            }
+            _ => (None, None),
+        };
+        Ok(Some(CachedPage {
+            objects,
+            resource_version: snapshot.revision,
+            continue_token,
+            remaining_item_count,
+        }))
+    }
+
+    /// Serves a WATCH from the cache; `None` means the cache cannot (not
+    /// ready) and the caller watches etcd.
+    pub fn watch_from_cache(
+        &self,
+        namespace: &str,
+        opts: &ListOptions,
+        send_initial_events: bool,
+        initial_events_end_bookmark: bool,
+        allow_bookmarks: bool,
+        timeout: Duration,
+    ) -> Result<Option<mpsc::Receiver<CachedWatchEvent>>, ApiError> {
+        let Some(cache) = self.cache() else {
+            return Ok(None);
+        };
+        if !cache.is_ready() {
+            return Ok(None);
+        }
+        if let Some(fs) = &opts.field_selector {
+            self.check_field_selector(fs)?;
+        }
+        let prefix = self.list_prefix(namespace);
+        let (initial, start_rev, rx) = if send_initial_events {
+            let Some((snapshot, rx)) = cache.snapshot_and_subscribe(&prefix) else {
+                return Ok(None);
+            };
+            (snapshot.objects, snapshot.revision, rx)
+        } else {
+            let rv = opts.resource_version.as_deref().unwrap_or("");
+            let n: i64 = rv
+                .parse()
+                .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv}")))?;
+            match cache.watch_from(n) {
+                Ok((past, rx)) => {
+                    let (tx, out) = mpsc::channel(256);
+                    let store = self.clone();
+                    let opts = opts.clone();
+                    let prefix = prefix.clone();
+                    tokio::spawn(async move {
+                        for ev in past {
+                            if !store.forward(&tx, &ev, &opts, &prefix).await {
+                                return;
+                            }
+                        }
+                        store
+                            .follow(tx, rx, n, &opts, &prefix, allow_bookmarks, timeout)
+                            .await;
+                    });
+                    return Ok(Some(out));
+                }
+                Err(0) => return Ok(None),
+                Err(oldest) => {
+                    let (tx, out) = mpsc::channel(1);
+                    let err =
+                        ApiError::expired(format!("too old resource version: {n} ({oldest})"));
+                    let _ = tx.try_send(CachedWatchEvent::Error(err));
+                    return Ok(Some(out));
+                }
+            }
+        };
+        let (tx, out) = mpsc::channel(256);
+        let store = self.clone();
+        let opts = opts.clone();
+        tokio::spawn(async move {
+            for obj in initial {
+                if store.cached_matches(&obj, &opts)
+                    && tx
+                        .send(CachedWatchEvent::Object("ADDED", obj))
+                        .await
+                        .is_err()
+                {
+                    return;
+                }
+            }
+            if initial_events_end_bookmark
+                && tx
+                    .send(CachedWatchEvent::Bookmark {
+                        revision: start_rev,
+                        initial_events_end: true,
+                    })
+                    .await
+                    .is_err()
+            {
+                return;
+            }
+            store
+                .follow(tx, rx, start_rev, &opts, &prefix, allow_bookmarks, timeout)
+                .await;
+        });
+        Ok(Some(out))
+    }
+
+    /// Sends one cache event to a watcher if it concerns it; false when the
+    /// watcher is gone.
+    async fn forward(
+        &self,
+        tx: &mpsc::Sender<CachedWatchEvent>,
+        ev: &CacheEvent,
+        opts: &ListOptions,
+        prefix: &str,
+    ) -> bool {
+        if !ev.object.key.starts_with(prefix) {
+            return true;
+        }
+        let now = ev.kind != WatchEventKind::Deleted && self.cached_matches(&ev.object, opts);
+        let before = ev
+            .prev
+            .as_ref()
+            .is_some_and(|p| self.cached_matches(p, opts));
+        let out = match (ev.kind, before, now) {
+            (WatchEventKind::Deleted, true, _) => Some(("DELETED", ev.object.clone())),
+            (WatchEventKind::Deleted, false, _) => None,
+            (_, true, true) => Some(("MODIFIED", ev.object.clone())),
+            (_, false, true) => Some(("ADDED", ev.object.clone())),
+            (_, true, false) => Some(("DELETED", ev.object.clone())),
+            (_, false, false) => None,
+        };
+        match out {
+            Some((t, o)) => tx.send(CachedWatchEvent::Object(t, o)).await.is_ok(),
+            None => true,
+        }
+    }
+
+    /// Streams live events after `after` until the client leaves, the
+    /// timeout passes, or the watcher falls too far behind.
+    #[allow(clippy::too_many_arguments)]
+    async fn follow(
+        &self,
+        tx: mpsc::Sender<CachedWatchEvent>,
+        mut rx: broadcast::Receiver<Arc<CacheEvent>>,
+        after: i64,
+        opts: &ListOptions,
+        prefix: &str,
+        allow_bookmarks: bool,
+        timeout: Duration,
+    ) {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let period = Duration::from_secs(60);
+        let mut bookmarks = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+        let mut last = after;
+        loop {
+            tokio::select! {
+                _ = tx.closed() => return,
+                _ = tokio::time::sleep_until(deadline) => return,
+                _ = bookmarks.tick(), if allow_bookmarks => {
+                    let revision = self.cache().map(|c| c.revision()).unwrap_or(last).max(last);
+                    if tx.send(CachedWatchEvent::Bookmark { revision, initial_events_end: false }).await.is_err() {
+                        return;
+                    }
+                }
+                ev = rx.recv() => match ev {
+                    Ok(ev) => {
+                        if ev.revision() <= last {
+                            continue;
+                        }
+                        last = ev.revision();
+                        if !self.forward(&tx, &ev, opts, prefix).await {
+                            return;
+                        }
+                    }
+                    // Too slow, or the cache resynced: end the watch; the
+                    // client resumes from its last resourceVersion.
+                    Err(_) => return,
+                },
+            }
+        }
+    }
+}

@@ -1,0 +1,289 @@
+//! The watch cache: one etcd watch per resource feeds an in-memory copy of
+//! every object and a window of recent events, from which LISTs and all
+//! WATCHes are served (upstream's `storage/cacher`).
+//!
+//! Memory: an object is kept as the bytes it is served as (JSON with its
+//! `resourceVersion`), plus its key, labels and selectable fields, which is
+//! all a selector needs; it is decoded only for shapes that need a value
+//! (Tables). Events share those bytes with the object map, and every watcher
+//! receives the same `Arc`.
+//!
+//! Ordering: events are applied under the write lock and broadcast while it
+//! is held, so a reader that snapshots under the read lock and subscribes in
+//! the same critical section sees every later event exactly once.
+//!
+//! Freshness without etcd progress notifications (which etcd 3.4 gets wrong):
+//! a consistent read first asks etcd, in one transaction, for the current
+//! revision, how many keys the resource has and how many were modified after
+//! the cache's revision. No modified key and the same key count means no
+//! change since the cache's revision, so the cache is current.
+
+mod state;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use tokio::sync::broadcast;
+
+use super::{EtcdStorage, KeyValue, StorageError, WatchEventKind};
+pub use state::{CacheState, Snapshot};
+
+/// Events kept for watches that resume from a resourceVersion.
+pub const DEFAULT_HISTORY: usize = 10_000;
+/// Events buffered per watcher before a slow watcher is cut off (it resumes
+/// from its last resourceVersion, out of the history window).
+const BROADCAST_CAPACITY: usize = 8192;
+
+/// One cached object.
+#[derive(Debug)]
+pub struct CachedObject {
+    /// The etcd key.
+    pub key: Box<str>,
+    /// The mod revision (the object's resourceVersion).
+    pub revision: i64,
+    /// The object as served: JSON including `resourceVersion`, `kind` and
+    /// `apiVersion`.
+    pub bytes: Bytes,
+    /// `metadata.namespace`.
+    pub namespace: Box<str>,
+    /// `metadata.name`.
+    pub name: Box<str>,
+    /// `metadata.labels`.
+    pub labels: Box<[(Box<str>, Box<str>)]>,
+    /// Values of the resource's selectable fields (besides name and namespace).
+    pub fields: Box<[(Box<str>, Box<str>)]>,
+}
+
+impl CachedObject {
+    /// The value of a label.
+    pub fn label(&self, key: &str) -> Option<&str> {
+        self.labels
+            .iter()
+            .find(|(k, _)| &**k == key)
+            .map(|(_, v)| &**v)
+    }
+
+    /// The value of a selectable field (`""` when unset, as upstream).
+    pub fn field(&self, field: &str) -> String {
+        match field {
+            "metadata.name" => self.name.to_string(),
+            "metadata.namespace" => self.namespace.to_string(),
+            other => self
+                .fields
+                .iter()
+                .find(|(k, _)| &**k == other)
+                .map(|(_, v)| v.to_string())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Memory held, roughly.
+    pub fn size(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + self.key.len()
+            + self.bytes.len()
+            + self.namespace.len()
+            + self.name.len()
+            + self
+                .labels
+                .iter()
+                .chain(self.fields.iter())
+                .map(|(k, v)| k.len() + v.len() + 32)
+                .sum::<usize>()
+    }
+}
+
+/// A change, as watchers receive it.
+#[derive(Debug)]
+pub struct CacheEvent {
+    pub kind: WatchEventKind,
+    /// The object after the change (for a delete: its last state, with the
+    /// delete's revision).
+    pub object: Arc<CachedObject>,
+    /// The object before the change, when there was one.
+    pub prev: Option<Arc<CachedObject>>,
+}
+
+impl CacheEvent {
+    /// The revision of the change.
+    pub fn revision(&self) -> i64 {
+        self.object.revision
+    }
+}
+
+/// Turns stored values into cached objects (the registry decodes, applies its
+/// read-time defaults, fills in `resourceVersion`, extracts labels/fields).
+pub trait Codec: Send + Sync {
+    /// Builds the cached form of a stored key/value; `revision` overrides the
+    /// value's own mod revision (deletes carry the delete's revision).
+    fn cache(&self, kv: &KeyValue, revision: i64) -> Result<CachedObject, String>;
+}
+
+/// The watch cache of one resource.
+pub struct WatchCache {
+    prefix: String,
+    storage: EtcdStorage,
+    state: CacheState,
+}
+
+impl WatchCache {
+    /// Creates the cache for keys under `prefix` and starts filling it in the
+    /// background; until it has loaded, [`WatchCache::is_ready`] is false and
+    /// callers read from etcd.
+    pub fn start(
+        prefix: String,
+        storage: EtcdStorage,
+        codec: Arc<dyn Codec>,
+        max_bytes: usize,
+    ) -> Arc<Self> {
+        let cache = Arc::new(WatchCache {
+            prefix,
+            storage,
+            state: CacheState::new(DEFAULT_HISTORY, max_bytes),
+        });
+        let runner = cache.clone();
+        tokio::spawn(async move { runner.run(codec).await });
+        cache
+    }
+
+    /// The key prefix.
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// Whether the cache holds the resource's state and follows etcd.
+    pub fn is_ready(&self) -> bool {
+        self.state.is_ready()
+    }
+
+    /// The revision up to which every change is applied.
+    pub fn revision(&self) -> i64 {
+        self.state.revision()
+    }
+
+    /// Keeps the cache in sync with etcd for the life of the process,
+    /// reloading after any failure of the watch.
+    async fn run(self: Arc<Self>, codec: Arc<dyn Codec>) {
+        loop {
+            match self.load_and_follow(codec.as_ref()).await {
+                Ok(()) => {}
+                Err(e) => {
+                    tracing::info!(prefix = %self.prefix, error = %e, "watch cache resyncing")
+                }
+            }
+            self.state.reset();
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+    }
+
+    async fn load_and_follow(&self, codec: &dyn Codec) -> Result<(), StorageError> {
+        let list = self
+            .storage
+            .list(&super::ListRequest {
+                prefix: self.prefix.clone(),
+                start_key: None,
+                revision: None,
+                limit: None,
+            })
+            .await?;
+        let mut objects = Vec::with_capacity(list.items.len());
+        for kv in &list.items {
+            match codec.cache(kv, kv.mod_revision) {
+                Ok(o) => objects.push(Arc::new(o)),
+                Err(e) => tracing::warn!(key = %kv.key, error = %e, "skipping undecodable object"),
+            }
+        }
+        self.state.load(objects, list.revision);
+        tracing::debug!(prefix = %self.prefix, revision = list.revision, "watch cache loaded");
+        let mut stream = self
+            .storage
+            .watch(&self.prefix, true, list.revision + 1)
+            .await?;
+        while let Some(ev) = stream.next().await {
+            let ev = ev?;
+            let object = match codec.cache(&ev.kv, ev.kv.mod_revision) {
+                Ok(o) => Arc::new(o),
+                Err(e) => {
+                    tracing::warn!(key = %ev.kv.key, error = %e, "skipping undecodable object");
+                    continue;
+                }
+            };
+            if !self.state.apply(ev.kind, object) {
+                return Err(StorageError::Internal(
+                    "watch cache over its memory budget".into(),
+                ));
+            }
+        }
+        Err(StorageError::Unavailable("etcd watch ended".into()))
+    }
+
+    /// Waits until the cache reflects etcd's current state, for a consistent
+    /// read; false if it cannot tell within `wait` (read from etcd then).
+    pub async fn wait_fresh(&self, wait: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            if !self.is_ready() {
+                return false;
+            }
+            let rev = self.state.revision();
+            match self.storage.changes_since(&self.prefix, rev).await {
+                Ok((changed, count))
+                    if changed == 0
+                        && count as usize == self.state.len()
+                        && self.state.revision() == rev =>
+                {
+                    return true
+                }
+                Ok(_) => {}
+                Err(_) => return false,
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    /// Waits until the cache has applied `revision` (for NotOlderThan reads).
+    pub async fn wait_for_revision(&self, revision: i64, wait: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + wait;
+        while self.state.revision() < revision {
+            if !self.is_ready() || tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        self.is_ready()
+    }
+
+    /// The objects under `prefix` (a namespace's, or all) at the cache's
+    /// revision, in key order, starting at `start_key`.
+    pub fn snapshot(&self, prefix: &str, start_key: Option<&str>) -> Option<Snapshot> {
+        self.state.snapshot(prefix, start_key)
+    }
+
+    /// Subscribes to changes after `revision`: the history events after it,
+    /// then live events. `Err(oldest)` when `revision` is older than the
+    /// window (410 Expired for the client).
+    pub fn watch_from(
+        &self,
+        revision: i64,
+    ) -> Result<(Vec<Arc<CacheEvent>>, broadcast::Receiver<Arc<CacheEvent>>), i64> {
+        self.state.watch_from(revision)
+    }
+
+    /// The current objects and a subscription to every later change.
+    pub fn snapshot_and_subscribe(
+        &self,
+        prefix: &str,
+    ) -> Option<(Snapshot, broadcast::Receiver<Arc<CacheEvent>>)> {
+        self.state.snapshot_and_subscribe(prefix)
+    }
+}
+
+/// Capacity of the broadcast channel of live events.
+pub(crate) fn broadcast_capacity() -> usize {
+    BROADCAST_CAPACITY
+}

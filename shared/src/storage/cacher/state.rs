@@ -1,0 +1,254 @@
+//! The cache's state under one lock: objects by key, the event window, and
+//! the broadcast of live events.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::ops::Bound;
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use tokio::sync::broadcast;
+
+use super::{broadcast_capacity, CacheEvent, CachedObject};
+use crate::storage::WatchEventKind;
+
+/// Objects at one revision.
+pub struct Snapshot {
+    pub objects: Vec<Arc<CachedObject>>,
+    pub revision: i64,
+}
+
+struct Inner {
+    ready: bool,
+    objects: BTreeMap<Box<str>, Arc<CachedObject>>,
+    revision: i64,
+    /// Every event with a revision above `oldest` is in `history`.
+    history: VecDeque<Arc<CacheEvent>>,
+    oldest: i64,
+    bytes: usize,
+    sender: broadcast::Sender<Arc<CacheEvent>>,
+}
+
+/// The lock-protected state; see the module documentation of `cacher` for
+/// the ordering guarantee.
+pub struct CacheState {
+    inner: RwLock<Inner>,
+    history_capacity: usize,
+    max_bytes: usize,
+}
+
+impl CacheState {
+    /// An empty, not-ready state.
+    pub fn new(history_capacity: usize, max_bytes: usize) -> Self {
+        let (sender, _) = broadcast::channel(broadcast_capacity());
+        CacheState {
+            inner: RwLock::new(Inner {
+                ready: false,
+                objects: BTreeMap::new(),
+                revision: 0,
+                history: VecDeque::new(),
+                oldest: 0,
+                bytes: 0,
+                sender,
+            }),
+            history_capacity: history_capacity.max(1),
+            max_bytes,
+        }
+    }
+
+    fn read(&self) -> RwLockReadGuard<'_, Inner> {
+        self.inner.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, Inner> {
+        self.inner.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether the state follows etcd.
+    pub fn is_ready(&self) -> bool {
+        self.read().ready
+    }
+
+    /// The revision of the last applied change.
+    pub fn revision(&self) -> i64 {
+        self.read().revision
+    }
+
+    /// How many objects are cached.
+    pub fn len(&self) -> usize {
+        self.read().objects.len()
+    }
+
+    /// Whether no object is cached.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Drops everything and ends every subscription (their clients re-watch).
+    pub fn reset(&self) {
+        let mut inner = self.write();
+        inner.ready = false;
+        inner.objects.clear();
+        inner.history.clear();
+        inner.bytes = 0;
+        let (sender, _) = broadcast::channel(broadcast_capacity());
+        inner.sender = sender;
+    }
+
+    /// Replaces the state with a fresh list at `revision`.
+    pub fn load(&self, objects: Vec<Arc<CachedObject>>, revision: i64) {
+        let mut inner = self.write();
+        inner.bytes = objects.iter().map(|o| o.size()).sum();
+        inner.objects = objects.into_iter().map(|o| (o.key.clone(), o)).collect();
+        inner.revision = revision;
+        inner.oldest = revision;
+        inner.history.clear();
+        inner.ready = inner.bytes <= self.max_bytes;
+    }
+
+    /// Applies one change and broadcasts it; false when the resource no
+    /// longer fits the memory budget (the cache then steps aside).
+    pub fn apply(&self, kind: WatchEventKind, object: Arc<CachedObject>) -> bool {
+        let mut inner = self.write();
+        let prev = match kind {
+            WatchEventKind::Deleted => inner.objects.remove(&object.key),
+            _ => inner.objects.insert(object.key.clone(), object.clone()),
+        };
+        if let Some(p) = &prev {
+            inner.bytes = inner.bytes.saturating_sub(p.size());
+        }
+        if kind != WatchEventKind::Deleted {
+            inner.bytes += object.size();
+        }
+        inner.revision = object.revision;
+        let event = Arc::new(CacheEvent { kind, object, prev });
+        inner.history.push_back(event.clone());
+        while inner.history.len() > self.history_capacity {
+            if let Some(old) = inner.history.pop_front() {
+                inner.oldest = old.revision();
+            }
+        }
+        // No receivers is fine: nobody is watching.
+        let _ = inner.sender.send(event);
+        inner.bytes <= self.max_bytes
+    }
+
+    fn range<'a>(
+        inner: &'a Inner,
+        prefix: &'a str,
+        start: Option<&'a str>,
+    ) -> impl Iterator<Item = &'a Arc<CachedObject>> + 'a {
+        let lower = match start {
+            Some(s) if s > prefix => Bound::Included(s),
+            _ => Bound::Included(prefix),
+        };
+        inner
+            .objects
+            .range::<str, _>((lower, Bound::Unbounded))
+            .take_while(move |(k, _)| k.starts_with(prefix))
+            .map(|(_, o)| o)
+    }
+
+    /// The objects under `prefix` from `start` on, if ready.
+    pub fn snapshot(&self, prefix: &str, start: Option<&str>) -> Option<Snapshot> {
+        let inner = self.read();
+        if !inner.ready {
+            return None;
+        }
+        Some(Snapshot {
+            objects: Self::range(&inner, prefix, start).cloned().collect(),
+            revision: inner.revision,
+        })
+    }
+
+    /// The objects under `prefix` and a subscription to every later change.
+    pub fn snapshot_and_subscribe(
+        &self,
+        prefix: &str,
+    ) -> Option<(Snapshot, broadcast::Receiver<Arc<CacheEvent>>)> {
+        let inner = self.read();
+        if !inner.ready {
+            return None;
+        }
+        let snapshot = Snapshot {
+            objects: Self::range(&inner, prefix, None).cloned().collect(),
+            revision: inner.revision,
+        };
+        Some((snapshot, inner.sender.subscribe()))
+    }
+
+    /// The window's events after `revision` and a subscription to later ones;
+    /// `Err(oldest)` when `revision` is older than the window or the cache is
+    /// not ready (then `Err(0)`).
+    pub fn watch_from(
+        &self,
+        revision: i64,
+    ) -> Result<(Vec<Arc<CacheEvent>>, broadcast::Receiver<Arc<CacheEvent>>), i64> {
+        let inner = self.read();
+        if !inner.ready {
+            return Err(0);
+        }
+        if revision < inner.oldest {
+            return Err(inner.oldest);
+        }
+        let past = inner
+            .history
+            .iter()
+            .filter(|e| e.revision() > revision)
+            .cloned()
+            .collect();
+        Ok((past, inner.sender.subscribe()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::Bytes;
+
+    fn obj(key: &str, rev: i64) -> Arc<CachedObject> {
+        Arc::new(CachedObject {
+            key: key.into(),
+            revision: rev,
+            bytes: Bytes::from_static(b"{}"),
+            namespace: "".into(),
+            name: key.rsplit('/').next().unwrap_or("").into(),
+            labels: Box::new([]),
+            fields: Box::new([]),
+        })
+    }
+
+    #[test]
+    fn snapshot_ranges_and_history_window() {
+        let s = CacheState::new(3, usize::MAX);
+        assert!(s.snapshot("/r/", None).is_none(), "not ready before load");
+        s.load(vec![obj("/r/a/x", 5), obj("/r/b/y", 6)], 10);
+        assert_eq!(s.snapshot("/r/a/", None).map(|s| s.objects.len()), Some(1));
+        assert_eq!(
+            s.snapshot("/r/", Some("/r/b/")).map(|s| s.objects.len()),
+            Some(1)
+        );
+        let (_, mut rx) = s.watch_from(10).expect("within window");
+        for rev in 11..=15 {
+            assert!(s.apply(WatchEventKind::Added, obj(&format!("/r/a/{rev}"), rev)));
+        }
+        assert_eq!(rx.try_recv().map(|e| e.revision()).ok(), Some(11));
+        assert_eq!(
+            s.watch_from(10).err(),
+            Some(12),
+            "events 11 and 12 left the window"
+        );
+        let (past, _) = s.watch_from(12).expect("in window");
+        assert_eq!(
+            past.iter().map(|e| e.revision()).collect::<Vec<_>>(),
+            vec![13, 14, 15]
+        );
+        assert!(s.apply(WatchEventKind::Deleted, obj("/r/a/x", 16)));
+        assert_eq!(s.len(), 6);
+    }
+
+    #[test]
+    fn budget_makes_the_cache_step_aside() {
+        let s = CacheState::new(10, 1);
+        s.load(vec![obj("/r/a", 1)], 1);
+        assert!(!s.is_ready(), "over budget at load");
+    }
+}
