@@ -124,6 +124,9 @@ pub fn negotiate(
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BodyFormat {
     Json,
+    /// `application/vnd.kubernetes.protobuf` (built-in kinds; kubectl's
+    /// `create` subcommands send it).
+    Protobuf,
     JsonPatch,
     MergePatch,
     StrategicMergePatch,
@@ -141,6 +144,7 @@ pub fn body_format(content_type: Option<&str>) -> Result<BodyFormat, ApiError> {
         .to_ascii_lowercase();
     match media.as_str() {
         "" | "application/json" => Ok(BodyFormat::Json),
+        "application/vnd.kubernetes.protobuf" => Ok(BodyFormat::Protobuf),
         "application/json-patch+json" => Ok(BodyFormat::JsonPatch),
         "application/merge-patch+json" => Ok(BodyFormat::MergePatch),
         "application/strategic-merge-patch+json" => Ok(BodyFormat::StrategicMergePatch),

@@ -210,7 +210,10 @@ async fn deleting_a_namespace_removes_its_content() {
     let (ok, _, err) = c
         .kubectl(&["-n", "gone", "create", "configmap", "late"])
         .await;
-    assert!(!ok && err.contains("NotFound"), "{err}");
+    assert!(
+        !ok && err.contains("namespaces \"gone\" not found"),
+        "{err}"
+    );
     // The system namespaces cannot be deleted.
     let (ok, _, err) = c.kubectl(&["delete", "namespace", "kube-system"]).await;
     assert!(!ok && err.contains("Forbidden"), "{err}");

@@ -37,21 +37,35 @@ pub fn check_type_meta(rest: &RestRequest<'_>, obj: &mut Value) -> Result<(), Ap
     Ok(())
 }
 
-/// Reads and decodes a JSON object body for create/update.
+/// Reads and decodes an object body (JSON, or protobuf for built-in kinds)
+/// for create/update.
 pub async fn read_object(rest: &RestRequest<'_>, req: Request) -> Result<Value, ApiError> {
     let ct = req
         .headers()
         .get(http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
-    if body_format(ct.as_deref())? != BodyFormat::Json {
+    let format = body_format(ct.as_deref())?;
+    if !matches!(format, BodyFormat::Json | BodyFormat::Protobuf) {
+        return Err(ApiError::unsupported_media_type(
+            ct.as_deref().unwrap_or(""),
+            &["application/json", "application/vnd.kubernetes.protobuf"],
+        ));
+    }
+    let def = &rest.store.def;
+    if format == BodyFormat::Protobuf && !crate::protobuf::is_known(&def.api_version(), &def.kind) {
+        // Custom resources are JSON only, as upstream.
         return Err(ApiError::unsupported_media_type(
             ct.as_deref().unwrap_or(""),
             &["application/json"],
         ));
     }
     let bytes = read_body(req).await?;
-    let mut obj = decode_json(&bytes)?;
+    let mut obj = match format {
+        BodyFormat::Protobuf => crate::protobuf::decode_object(&bytes)
+            .map_err(|e| ApiError::bad_request(format!("failed to decode protobuf body: {e}")))?,
+        _ => decode_json(&bytes)?,
+    };
     check_type_meta(rest, &mut obj)?;
     Ok(obj)
 }

@@ -104,7 +104,7 @@ pub async fn patch(
                 ],
             ))
         }
-        BodyFormat::Json => {
+        BodyFormat::Json | BodyFormat::Protobuf => {
             return Err(ApiError::unsupported_media_type(
                 ct.as_deref().unwrap_or(""),
                 &[

@@ -1,4 +1,5 @@
-//! core/v1 messages other than pods and volumes: namespaces, config maps, secrets, services, endpoints, events, nodes, quotas, ...
+//! core/v1 messages other than pods and volumes: namespaces, config maps, secrets, services,
+//! endpoints, events, nodes, quotas, ...
 
 use super::*;
 

@@ -1,4 +1,5 @@
-//! core/v1 pods: the pod spec and status, containers, probes, security contexts, affinity and scheduling.
+//! core/v1 pods: the pod spec and status, containers, probes, security contexts, affinity and
+//! scheduling.
 
 use super::*;
 

@@ -1,4 +1,5 @@
-//! meta/v1 (apimachinery) messages: ObjectMeta, OwnerReference, ManagedFieldsEntry, LabelSelector, Condition, DeleteOptions.
+//! meta/v1 (apimachinery) messages: ObjectMeta, OwnerReference, ManagedFieldsEntry, LabelSelector,
+//! Condition, DeleteOptions.
 
 use super::*;
 
