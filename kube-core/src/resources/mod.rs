@@ -64,3 +64,6 @@ pub fn build(storage: &EtcdStorage, prefix: &str, admission: &AdmissionChain) ->
     authentication_v1::register(&mut groups);
     groups
 }
+
+#[cfg(test)]
+mod validation_tests;
