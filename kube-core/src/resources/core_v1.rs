@@ -2,19 +2,36 @@
 
 use serde_json::{json, Value};
 use shared::registry::resource::{ResourceDef, Subresource};
-use shared::registry::strategy::Strategy;
 use shared::registry::table::{lookup, Column};
-use shared::registry::validation::{FieldError, NameRule};
+use shared::registry::validation::NameRule;
+
+use super::columns::{array_at, format_labels, int_at, int_col, names_of, since, str_or};
+use super::core_strategies::{ConfigMapStrategy, NamespaceStrategy, PodStrategy, SecretStrategy};
+use super::services::ServiceStrategy;
 
 /// Core v1 declarations.
 pub fn definitions() -> Vec<ResourceDef> {
     vec![
+        ResourceDef::new("", "v1", "ComponentStatus", "componentstatuses")
+            .cluster_scoped()
+            .short_names(&["cs"])
+            .verbs(&["get", "list"])
+            .columns(vec![
+                Column::func("Status", "string", component_status),
+                Column::func("Message", "string", |o| {
+                    json!(component_condition(o, "message"))
+                }),
+                Column::func("Error", "string", |o| {
+                    json!(component_condition(o, "error"))
+                }),
+            ]),
         ResourceDef::new("", "v1", "ConfigMap", "configmaps")
             .short_names(&["cm"])
             .columns(vec![
                 Column::func("Data", "integer", data_count),
                 Column::age(),
-            ]),
+            ])
+            .strategy(ConfigMapStrategy),
         ResourceDef::new("", "v1", "Endpoints", "endpoints")
             .singular("endpoints")
             .short_names(&["ep"])
@@ -37,7 +54,10 @@ pub fn definitions() -> Vec<ResourceDef> {
                 "reportingComponent",
                 "source",
                 "type",
-            ]),
+            ])
+            .without_name_column()
+            .columns(event_columns()),
+        ResourceDef::new("", "v1", "LimitRange", "limitranges").short_names(&["limits"]),
         ResourceDef::new("", "v1", "Namespace", "namespaces")
             .cluster_scoped()
             .short_names(&["ns"])
@@ -58,6 +78,30 @@ pub fn definitions() -> Vec<ResourceDef> {
                 Column::func("Roles", "string", |_| json!("<none>")),
                 Column::age(),
                 Column::path("Version", "status.nodeInfo.kubeletVersion"),
+                Column::func("Internal-IP", "string", |o| {
+                    json!(node_address(o, "InternalIP"))
+                })
+                .wide(),
+                Column::func("External-IP", "string", |o| {
+                    json!(node_address(o, "ExternalIP"))
+                })
+                .wide(),
+                Column::func("OS-Image", "string", |o| {
+                    json!(str_or(o, "status.nodeInfo.osImage", "<unknown>"))
+                })
+                .wide(),
+                Column::func("Kernel-Version", "string", |o| {
+                    json!(str_or(o, "status.nodeInfo.kernelVersion", "<unknown>"))
+                })
+                .wide(),
+                Column::func("Container-Runtime", "string", |o| {
+                    json!(str_or(
+                        o,
+                        "status.nodeInfo.containerRuntimeVersion",
+                        "<unknown>"
+                    ))
+                })
+                .wide(),
             ])
             .strategy(shared::registry::strategy::SpecStrategy),
         ResourceDef::new("", "v1", "Pod", "pods")
@@ -80,10 +124,130 @@ pub fn definitions() -> Vec<ResourceDef> {
                 Column::func("Status", "string", pod_status),
                 Column::func("Restarts", "string", pod_restarts),
                 Column::age(),
-                Column::path("IP", "status.podIP").wide(),
-                Column::path("Node", "spec.nodeName").wide(),
+                Column::func("IP", "string", |o| {
+                    json!(str_or(o, "status.podIP", "<none>"))
+                })
+                .wide(),
+                Column::func("Node", "string", |o| {
+                    json!(str_or(o, "spec.nodeName", "<none>"))
+                })
+                .wide(),
+                Column::func("Nominated Node", "string", |o| {
+                    json!(str_or(o, "status.nominatedNodeName", "<none>"))
+                })
+                .wide(),
+                Column::func("Readiness Gates", "string", pod_readiness_gates).wide(),
             ])
             .strategy(PodStrategy),
+        ResourceDef::new("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims")
+            .short_names(&["pvc"])
+            .with_status()
+            .columns(vec![
+                Column::path("Status", "status.phase"),
+                Column::path("Volume", "spec.volumeName"),
+                Column::func("Capacity", "string", |o| {
+                    json!(str_or(o, "status.capacity.storage", ""))
+                }),
+                Column::func("Access Modes", "string", |o| {
+                    json!(access_modes(o, "status.accessModes"))
+                }),
+                Column::func("StorageClass", "string", |o| {
+                    json!(str_or(o, "spec.storageClassName", "<unset>"))
+                }),
+                Column::func("VolumeAttributesClass", "string", |o| {
+                    json!(str_or(o, "spec.volumeAttributesClassName", "<unset>"))
+                }),
+                Column::age(),
+                Column::func("VolumeMode", "string", |o| {
+                    json!(str_or(o, "spec.volumeMode", "<unset>"))
+                })
+                .wide(),
+            ])
+            .strategy(shared::registry::strategy::SpecStrategy),
+        ResourceDef::new("", "v1", "PersistentVolume", "persistentvolumes")
+            .cluster_scoped()
+            .short_names(&["pv"])
+            .with_status()
+            .columns(vec![
+                Column::func("Capacity", "string", |o| {
+                    json!(str_or(o, "spec.capacity.storage", ""))
+                }),
+                Column::func("Access Modes", "string", |o| {
+                    json!(access_modes(o, "spec.accessModes"))
+                }),
+                Column::path("Reclaim Policy", "spec.persistentVolumeReclaimPolicy"),
+                Column::path("Status", "status.phase"),
+                Column::func("Claim", "string", |o| {
+                    let ns = str_or(o, "spec.claimRef.namespace", "");
+                    let n = str_or(o, "spec.claimRef.name", "");
+                    json!(if n.is_empty() {
+                        String::new()
+                    } else {
+                        format!("{ns}/{n}")
+                    })
+                }),
+                Column::func("StorageClass", "string", |o| {
+                    json!(str_or(o, "spec.storageClassName", ""))
+                }),
+                Column::func("VolumeAttributesClass", "string", |o| {
+                    json!(str_or(o, "spec.volumeAttributesClassName", "<unset>"))
+                }),
+                Column::path("Reason", "status.reason"),
+                Column::age(),
+                Column::func("VolumeMode", "string", |o| {
+                    json!(str_or(o, "spec.volumeMode", "<unset>"))
+                })
+                .wide(),
+            ]),
+        ResourceDef::new("", "v1", "PodTemplate", "podtemplates").columns(vec![
+            Column::func("Containers", "string", |o| {
+                json!(names_of(array_at(o, "template.spec.containers"), "name"))
+            }),
+            Column::func("Images", "string", |o| {
+                json!(names_of(array_at(o, "template.spec.containers"), "image"))
+            }),
+            Column::func("Pod Labels", "string", |o| {
+                json!(format_labels(lookup(o, "template.metadata.labels")))
+            }),
+        ]),
+        ResourceDef::new("", "v1", "ReplicationController", "replicationcontrollers")
+            .short_names(&["rc"])
+            .categories(&["all"])
+            .storage_path("controllers")
+            .with_status()
+            .columns(vec![
+                int_col("Desired", |o| json!(int_at(o, "spec.replicas"))),
+                int_col("Current", |o| json!(int_at(o, "status.replicas"))),
+                int_col("Ready", |o| json!(int_at(o, "status.readyReplicas"))),
+                Column::age(),
+                Column::func("Containers", "string", |o| {
+                    json!(names_of(
+                        array_at(o, "spec.template.spec.containers"),
+                        "name"
+                    ))
+                })
+                .wide(),
+                Column::func("Images", "string", |o| {
+                    json!(names_of(
+                        array_at(o, "spec.template.spec.containers"),
+                        "image"
+                    ))
+                })
+                .wide(),
+                Column::func("Selector", "string", |o| {
+                    json!(format_labels(lookup(o, "spec.selector")))
+                })
+                .wide(),
+            ])
+            .strategy(super::workloads::WorkloadStrategy::REPLICATION_CONTROLLER),
+        ResourceDef::new("", "v1", "ResourceQuota", "resourcequotas")
+            .short_names(&["quota"])
+            .with_status()
+            .columns(vec![
+                Column::age(),
+                Column::func("Request", "string", |o| json!(quota_summary(o, false))),
+                Column::func("Limit", "string", |o| json!(quota_summary(o, true))),
+            ]),
         ResourceDef::new("", "v1", "Secret", "secrets")
             .selectable_fields(&["type"])
             .columns(vec![
@@ -94,31 +258,208 @@ pub fn definitions() -> Vec<ResourceDef> {
             .strategy(SecretStrategy),
         ResourceDef::new("", "v1", "ServiceAccount", "serviceaccounts")
             .short_names(&["sa"])
-            .columns(vec![Column::age()]),
+            .columns(vec![
+                int_col("Secrets", |o| json!(array_at(o, "secrets").len())),
+                Column::age(),
+            ]),
         ResourceDef::new("", "v1", "Service", "services")
             .short_names(&["svc"])
             .categories(&["all"])
             .storage_path("services/specs")
-            .name_rule(NameRule::Dns1123Label)
+            .name_rule(NameRule::Dns1035Label)
             .with_status()
             .columns(vec![
                 Column::path("Type", "spec.type"),
                 Column::func("Cluster-IP", "string", |o| {
                     json!(str_or(o, "spec.clusterIP", "<none>"))
                 }),
-                Column::func("External-IP", "string", |_| json!("<none>")),
+                Column::func("External-IP", "string", service_external_ips),
                 Column::func("Port(s)", "string", service_ports),
                 Column::age(),
+                Column::func("Selector", "string", |o| {
+                    json!(format_labels(lookup(o, "spec.selector")))
+                })
+                .wide(),
             ])
-            .strategy(shared::registry::strategy::SpecStrategy),
+            .strategy(ServiceStrategy),
     ]
 }
 
-fn str_or(obj: &Value, path: &str, default: &str) -> String {
-    match lookup(obj, path).and_then(Value::as_str) {
-        Some(s) if !s.is_empty() => s.to_string(),
-        _ => default.to_string(),
+fn event_columns() -> Vec<Column> {
+    vec![
+        Column::func("Last Seen", "string", event_last_seen),
+        Column::path("Type", "type"),
+        Column::path("Reason", "reason"),
+        Column::func("Object", "string", |o| {
+            json!(format!(
+                "{}/{}",
+                str_or(o, "involvedObject.kind", "").to_lowercase(),
+                str_or(o, "involvedObject.name", "")
+            ))
+        }),
+        Column::path("Subobject", "involvedObject.fieldPath").wide(),
+        Column::func("Source", "string", event_source).wide(),
+        Column::path("Message", "message"),
+        Column::func("First Seen", "string", |o| {
+            json!(if lookup(o, "firstTimestamp")
+                .and_then(Value::as_str)
+                .is_some()
+            {
+                since(o, "firstTimestamp")
+            } else {
+                since(o, "eventTime")
+            })
+        })
+        .wide(),
+        int_col("Count", |o| {
+            json!(lookup(o, "series.count")
+                .and_then(Value::as_i64)
+                .unwrap_or_else(|| int_at(o, "count")))
+        })
+        .wide(),
+        Column::path("Name", "metadata.name").wide(),
+    ]
+}
+
+fn event_last_seen(o: &Value) -> Value {
+    for p in ["series.lastObservedTime", "lastTimestamp", "eventTime"] {
+        if lookup(o, p).and_then(Value::as_str).is_some() {
+            return json!(since(o, p));
+        }
     }
+    json!("<unknown>")
+}
+
+fn event_source(o: &Value) -> Value {
+    let mut component = str_or(o, "source.component", "");
+    if component.is_empty() {
+        component = str_or(o, "reportingComponent", "");
+    }
+    let mut host = str_or(o, "source.host", "");
+    if host.is_empty() {
+        host = str_or(o, "reportingInstance", "");
+    }
+    json!(if host.is_empty() {
+        component
+    } else {
+        format!("{component}, {host}")
+    })
+}
+
+fn component_condition(o: &Value, key: &str) -> String {
+    array_at(o, "conditions")
+        .iter()
+        .find(|c| c.get("type").and_then(Value::as_str) == Some("Healthy"))
+        .and_then(|c| c.get(key).and_then(Value::as_str))
+        .unwrap_or("")
+        .to_string()
+}
+
+fn component_status(o: &Value) -> Value {
+    let healthy = array_at(o, "conditions")
+        .iter()
+        .find(|c| c.get("type").and_then(Value::as_str) == Some("Healthy"))
+        .and_then(|c| c.get("status").and_then(Value::as_str));
+    json!(match healthy {
+        Some("True") => "Healthy",
+        Some(_) => "Unhealthy",
+        None => "Unknown",
+    })
+}
+
+/// kubectl's abbreviations of access modes (`RWO,ROX`).
+fn access_modes(o: &Value, path: &str) -> String {
+    array_at(o, path)
+        .iter()
+        .filter_map(Value::as_str)
+        .map(|m| match m {
+            "ReadWriteOnce" => "RWO",
+            "ReadOnlyMany" => "ROX",
+            "ReadWriteMany" => "RWX",
+            "ReadWriteOncePod" => "RWOP",
+            other => other,
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// `used/hard` pairs of a quota's requests or limits, sorted by resource.
+fn quota_summary(o: &Value, limits: bool) -> String {
+    let Some(hard) = lookup(o, "status.hard").and_then(Value::as_object) else {
+        return String::new();
+    };
+    let mut keys: Vec<&String> = hard
+        .keys()
+        .filter(|k| k.starts_with("limits.") == limits)
+        .collect();
+    keys.sort();
+    keys.iter()
+        .map(|k| {
+            let used = lookup(o, "status.used")
+                .and_then(|u| u.get(k.as_str()))
+                .and_then(Value::as_str)
+                .unwrap_or("0");
+            let h = hard.get(k.as_str()).and_then(Value::as_str).unwrap_or("");
+            format!("{k}: {used}/{h}")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn node_address(o: &Value, kind: &str) -> String {
+    array_at(o, "status.addresses")
+        .iter()
+        .find(|a| a.get("type").and_then(Value::as_str) == Some(kind))
+        .and_then(|a| a.get("address").and_then(Value::as_str))
+        .unwrap_or("<none>")
+        .to_string()
+}
+
+fn pod_readiness_gates(o: &Value) -> Value {
+    let gates = array_at(o, "spec.readinessGates");
+    if gates.is_empty() {
+        return json!("<none>");
+    }
+    let ready = gates
+        .iter()
+        .filter(|g| {
+            let t = g.get("conditionType");
+            array_at(o, "status.conditions")
+                .iter()
+                .any(|c| c.get("type") == t && c.get("status") == Some(&json!("True")))
+        })
+        .count();
+    json!(format!("{ready}/{}", gates.len()))
+}
+
+fn service_external_ips(o: &Value) -> Value {
+    let svc_type = str_or(o, "spec.type", "ClusterIP");
+    let mut ips: Vec<String> = array_at(o, "spec.externalIPs")
+        .iter()
+        .filter_map(Value::as_str)
+        .map(str::to_string)
+        .collect();
+    match svc_type.as_str() {
+        "ExternalName" => return json!(str_or(o, "spec.externalName", "<none>")),
+        "LoadBalancer" => {
+            for ing in array_at(o, "status.loadBalancer.ingress") {
+                for k in ["ip", "hostname"] {
+                    if let Some(v) = ing.get(k).and_then(Value::as_str) {
+                        ips.push(v.to_string());
+                    }
+                }
+            }
+            if ips.is_empty() {
+                return json!("<pending>");
+            }
+        }
+        _ => {}
+    }
+    json!(if ips.is_empty() {
+        "<none>".to_string()
+    } else {
+        ips.join(",")
+    })
 }
 
 fn data_count(obj: &Value) -> Value {
@@ -256,181 +597,4 @@ fn service_ports(obj: &Value) -> Value {
     } else {
         ports.join(",")
     })
-}
-
-/// Namespaces: `spec.finalizers: [kubernetes]` and phase `Active` on create;
-/// a delete marks the namespace `Terminating` until the namespace controller
-/// has emptied it and cleared its finalizers.
-pub struct NamespaceStrategy;
-
-impl Strategy for NamespaceStrategy {
-    fn prepare_for_create(&self, obj: &mut Value) {
-        if let Value::Object(m) = obj {
-            let spec = m.entry("spec").or_insert_with(|| json!({}));
-            if let Value::Object(spec) = spec {
-                let fins = spec.entry("finalizers").or_insert_with(|| json!([]));
-                if let Value::Array(f) = fins {
-                    if !f.iter().any(|v| v == "kubernetes") {
-                        f.push(json!("kubernetes"));
-                    }
-                }
-            }
-            m.insert("status".into(), json!({"phase": "Active"}));
-        }
-    }
-
-    fn prepare_for_update(&self, new: &mut Value, old: &Value) {
-        // spec.finalizers change only through the finalize subresource.
-        if let (Value::Object(n), Some(spec)) = (new, old.get("spec")) {
-            n.insert("spec".into(), spec.clone());
-        }
-    }
-
-    fn retain_on_delete(&self, obj: &mut Value) -> bool {
-        let pending = lookup(obj, "spec.finalizers")
-            .and_then(Value::as_array)
-            .is_some_and(|f| !f.is_empty());
-        if pending {
-            if let Value::Object(m) = obj {
-                m.insert("status".into(), json!({"phase": "Terminating"}));
-            }
-        }
-        pending
-    }
-}
-
-/// Pods: status `Pending` on create; graceful deletion once scheduled.
-pub struct PodStrategy;
-
-impl Strategy for PodStrategy {
-    fn prepare_for_create(&self, obj: &mut Value) {
-        if let Value::Object(m) = obj {
-            m.insert(
-                "status".into(),
-                json!({"phase": "Pending", "qosClass": qos_class(obj_spec(m))}),
-            );
-        }
-    }
-
-    fn validate(&self, obj: &Value) -> Vec<FieldError> {
-        let mut errs = Vec::new();
-        match lookup(obj, "spec.containers").and_then(Value::as_array) {
-            Some(c) if !c.is_empty() => {
-                for (i, container) in c.iter().enumerate() {
-                    let name = container.get("name").and_then(Value::as_str).unwrap_or("");
-                    let path = format!("spec.containers[{i}].name");
-                    if name.is_empty() {
-                        errs.push(FieldError::required(&path, ""));
-                    } else {
-                        for msg in shared::registry::validation::names::is_dns1123_label(name) {
-                            errs.push(FieldError::invalid(&path, json!(name), &msg));
-                        }
-                    }
-                    if container
-                        .get("image")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .is_empty()
-                    {
-                        errs.push(FieldError::required(
-                            &format!("spec.containers[{i}].image"),
-                            "",
-                        ));
-                    }
-                }
-            }
-            _ => errs.push(FieldError::required("spec.containers", "")),
-        }
-        errs
-    }
-
-    fn default_grace_period(&self, obj: &Value) -> Option<i64> {
-        let scheduled = lookup(obj, "spec.nodeName")
-            .and_then(Value::as_str)
-            .is_some_and(|n| !n.is_empty());
-        let finished = matches!(
-            lookup(obj, "status.phase").and_then(Value::as_str),
-            Some("Succeeded") | Some("Failed")
-        );
-        if !scheduled || finished {
-            return None;
-        }
-        Some(
-            lookup(obj, "spec.terminationGracePeriodSeconds")
-                .and_then(Value::as_i64)
-                .unwrap_or(30),
-        )
-    }
-}
-
-fn obj_spec(m: &serde_json::Map<String, Value>) -> &Value {
-    static NULL: Value = Value::Null;
-    m.get("spec").unwrap_or(&NULL)
-}
-
-/// Upstream's QoS class from the containers' requests and limits.
-fn qos_class(spec: &Value) -> &'static str {
-    let containers: Vec<&Value> = ["containers", "initContainers"]
-        .iter()
-        .filter_map(|k| spec.get(*k).and_then(Value::as_array))
-        .flatten()
-        .collect();
-    let mut any = false;
-    let mut guaranteed = !containers.is_empty();
-    for c in containers {
-        let req = lookup(c, "resources.requests").and_then(Value::as_object);
-        let lim = lookup(c, "resources.limits").and_then(Value::as_object);
-        let has = |m: Option<&serde_json::Map<String, Value>>, k: &str| {
-            m.is_some_and(|m| m.contains_key(k))
-        };
-        if has(req, "cpu") || has(req, "memory") || has(lim, "cpu") || has(lim, "memory") {
-            any = true;
-        }
-        for k in ["cpu", "memory"] {
-            let l = lim.and_then(|m| m.get(k));
-            let r = req.and_then(|m| m.get(k)).or(l);
-            if l.is_none() || r != l {
-                guaranteed = false;
-            }
-        }
-    }
-    match (any, guaranteed) {
-        (false, _) => "BestEffort",
-        (true, true) => "Guaranteed",
-        (true, false) => "Burstable",
-    }
-}
-
-/// Secrets: `type` defaults to `Opaque`.
-pub struct SecretStrategy;
-
-impl Strategy for SecretStrategy {
-    fn prepare_for_create(&self, obj: &mut Value) {
-        if let Value::Object(m) = obj {
-            if m.get("type")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .is_empty()
-            {
-                m.insert("type".into(), json!("Opaque"));
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn qos() {
-        assert_eq!(
-            qos_class(&json!({"containers": [{"name": "a"}]})),
-            "BestEffort"
-        );
-        let g = json!({"containers": [{"resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]});
-        assert_eq!(qos_class(&g), "Guaranteed");
-        let b = json!({"containers": [{"resources": {"requests": {"cpu": "1"}}}]});
-        assert_eq!(qos_class(&b), "Burstable");
-    }
 }

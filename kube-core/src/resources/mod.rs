@@ -1,7 +1,32 @@
 //! Every built-in resource kube-core serves, declared on the generic store.
+//!
+//! One file per group/version holds the declarations (names, scope, short
+//! names, categories, storage paths, Table columns); defaulting and
+//! validation shared by several kinds live in their own modules.
 
+mod admissionregistration_v1;
+mod apps_v1;
 mod authentication_v1;
+mod autoscaling_v2;
+mod batch_v1;
+mod certificates_v1;
+mod columns;
+mod coordination_v1;
+mod core_strategies;
 mod core_v1;
+mod events_v1;
+mod flowcontrol_v1;
+mod networking;
+mod networking_v1;
+mod node_v1;
+mod pod_spec;
+mod policy_v1;
+mod rbac;
+mod rbac_v1;
+mod scheduling_v1;
+mod services;
+mod storage_v1;
+mod workloads;
 
 use shared::admission::AdmissionChain;
 use shared::endpoints::discovery::GroupSet;
@@ -9,9 +34,25 @@ use shared::registry::resource::ResourceDef;
 use shared::registry::store::Store;
 use shared::storage::EtcdStorage;
 
-/// All resource declarations, in discovery order.
+/// All resource declarations, in upstream's discovery order (core first,
+/// then the groups by upstream's group priority).
 pub fn definitions() -> Vec<ResourceDef> {
-    core_v1::definitions()
+    let mut defs = core_v1::definitions();
+    defs.extend(apps_v1::definitions());
+    defs.extend(events_v1::definitions());
+    defs.extend(autoscaling_v2::definitions());
+    defs.extend(batch_v1::definitions());
+    defs.extend(certificates_v1::definitions());
+    defs.extend(networking_v1::definitions());
+    defs.extend(policy_v1::definitions());
+    defs.extend(rbac_v1::definitions());
+    defs.extend(storage_v1::definitions());
+    defs.extend(admissionregistration_v1::definitions());
+    defs.extend(scheduling_v1::definitions());
+    defs.extend(coordination_v1::definitions());
+    defs.extend(node_v1::definitions());
+    defs.extend(flowcontrol_v1::definitions());
+    defs
 }
 
 /// Builds the stores of every declared resource.
@@ -23,3 +64,6 @@ pub fn build(storage: &EtcdStorage, prefix: &str, admission: &AdmissionChain) ->
     authentication_v1::register(&mut groups);
     groups
 }
+
+#[cfg(test)]
+mod validation_tests;

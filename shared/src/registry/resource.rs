@@ -68,6 +68,9 @@ pub struct ResourceDef {
     /// Whether DELETE answers with the deleted object rather than a Success
     /// Status (upstream's `ReturnDeletedObject`, set for pods).
     pub return_deleted_object: bool,
+    /// Whether the Table starts with upstream's `Name` column (true for all
+    /// kinds but events, whose printer shows the name only with `-o wide`).
+    pub name_column: bool,
     pub strategy: Arc<dyn Strategy>,
 }
 
@@ -91,6 +94,7 @@ impl ResourceDef {
             selectable_fields: vec![],
             columns: vec![],
             return_deleted_object: false,
+            name_column: true,
             strategy: Arc::new(DefaultStrategy),
         }
     }
@@ -164,6 +168,13 @@ impl ResourceDef {
     /// DELETE answers with the deleted object.
     pub fn returns_deleted_object(mut self) -> Self {
         self.return_deleted_object = true;
+        self
+    }
+
+    /// Drops the leading `Name` Table column (events declare their own,
+    /// wide-only, `Name` column as upstream's printer does).
+    pub fn without_name_column(mut self) -> Self {
+        self.name_column = false;
         self
     }
 

@@ -104,7 +104,7 @@ pub enum IncludeObject {
 
 fn column_definitions(def: &ResourceDef) -> Vec<Value> {
     let name = json!({"name": "Name", "type": "string", "format": "name", "description": "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names", "priority": 0});
-    let mut cols = vec![name];
+    let mut cols = if def.name_column { vec![name] } else { vec![] };
     if def.columns.is_empty() {
         cols.push(json!({"name": "Created At", "type": "date", "format": "", "description": "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.", "priority": 0}));
     }
@@ -115,9 +115,14 @@ fn column_definitions(def: &ResourceDef) -> Vec<Value> {
 }
 
 fn cells(def: &ResourceDef, obj: &Value, now: jiff::Timestamp) -> Vec<Value> {
-    let mut cells = vec![lookup(obj, "metadata.name")
-        .cloned()
-        .unwrap_or(Value::String(String::new()))];
+    let mut cells = Vec::with_capacity(def.columns.len() + 1);
+    if def.name_column {
+        cells.push(
+            lookup(obj, "metadata.name")
+                .cloned()
+                .unwrap_or(Value::String(String::new())),
+        );
+    }
     if def.columns.is_empty() {
         cells.push(
             lookup(obj, "metadata.creationTimestamp")

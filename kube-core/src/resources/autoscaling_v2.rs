@@ -1,0 +1,129 @@
+//! `autoscaling/v2`: HorizontalPodAutoscalers.
+//!
+//! Upstream also serves autoscaling/v1 from the same storage with a
+//! conversion; this server serves v2 only (what `kubectl` prefers).
+
+use serde_json::{json, Value};
+use shared::registry::resource::ResourceDef;
+use shared::registry::strategy::Strategy;
+use shared::registry::table::{lookup, Column};
+use shared::registry::validation::FieldError;
+
+use super::columns::{array_at, int_at, str_or};
+
+/// autoscaling/v2 declarations.
+pub fn definitions() -> Vec<ResourceDef> {
+    vec![ResourceDef::new(
+        "autoscaling",
+        "v2",
+        "HorizontalPodAutoscaler",
+        "horizontalpodautoscalers",
+    )
+    .short_names(&["hpa"])
+    .categories(&["all"])
+    .with_status()
+    .columns(vec![
+        Column::func("Reference", "string", |o| {
+            json!(format!(
+                "{}/{}",
+                str_or(o, "spec.scaleTargetRef.kind", ""),
+                str_or(o, "spec.scaleTargetRef.name", "")
+            ))
+        }),
+        Column::func("Targets", "string", hpa_targets),
+        Column::func("MinPods", "string", |o| {
+            json!(lookup(o, "spec.minReplicas")
+                .and_then(Value::as_i64)
+                .map(|n| n.to_string())
+                .unwrap_or_else(|| "<unset>".into()))
+        }),
+        Column::func("MaxPods", "integer", |o| {
+            json!(int_at(o, "spec.maxReplicas"))
+        }),
+        Column::func("Replicas", "integer", |o| {
+            json!(int_at(o, "status.currentReplicas"))
+        }),
+        Column::age(),
+    ])
+    .strategy(HpaStrategy)]
+}
+
+/// A short form of the metrics (`cpu: <unknown>/80%`), as upstream's
+/// `formatHPAMetrics` for resource metrics; other metric kinds print their
+/// target only.
+fn hpa_targets(o: &Value) -> Value {
+    let metrics = array_at(o, "spec.metrics");
+    if metrics.is_empty() {
+        return json!("<none>");
+    }
+    let parts: Vec<String> = metrics
+        .iter()
+        .take(2)
+        .map(|m| {
+            let res = lookup(m, "resource");
+            let name = res.map(|r| str_or(r, "name", "")).unwrap_or_default();
+            let target = res
+                .and_then(|r| lookup(r, "target.averageUtilization"))
+                .and_then(Value::as_i64)
+                .map(|u| format!("{u}%"))
+                .unwrap_or_else(|| "<unknown>".into());
+            if name.is_empty() {
+                format!("<unknown>/{target}")
+            } else {
+                format!("{name}: <unknown>/{target}")
+            }
+        })
+        .collect();
+    let mut s = parts.join(", ");
+    if metrics.len() > 2 {
+        s.push_str(&format!(" + {} more...", metrics.len() - 2));
+    }
+    json!(s)
+}
+
+/// HPAs: `minReplicas` defaults to 1; `maxReplicas` must be at least 1 and
+/// not below `minReplicas`; the target must be named.
+pub struct HpaStrategy;
+
+impl Strategy for HpaStrategy {
+    fn prepare_for_create(&self, obj: &mut Value) {
+        if let Some(Value::Object(spec)) = obj.get_mut("spec") {
+            spec.entry("minReplicas").or_insert(json!(1));
+        }
+    }
+
+    fn validate(&self, obj: &Value) -> Vec<FieldError> {
+        let mut errs = Vec::new();
+        let min = lookup(obj, "spec.minReplicas")
+            .and_then(Value::as_i64)
+            .unwrap_or(1);
+        let max = int_at(obj, "spec.maxReplicas");
+        if min < 1 {
+            errs.push(FieldError::invalid(
+                "spec.minReplicas",
+                json!(min),
+                "must be greater than or equal to 1",
+            ));
+        }
+        if max < 1 {
+            errs.push(FieldError::invalid(
+                "spec.maxReplicas",
+                json!(max),
+                "must be greater than 0",
+            ));
+        } else if max < min {
+            errs.push(FieldError::invalid(
+                "spec.maxReplicas",
+                json!(max),
+                "must be greater than or equal to `minReplicas`",
+            ));
+        }
+        if str_or(obj, "spec.scaleTargetRef.kind", "").is_empty() {
+            errs.push(FieldError::required("spec.scaleTargetRef.kind", ""));
+        }
+        if str_or(obj, "spec.scaleTargetRef.name", "").is_empty() {
+            errs.push(FieldError::required("spec.scaleTargetRef.name", ""));
+        }
+        errs
+    }
+}

@@ -1,0 +1,41 @@
+//! `policy/v1`: PodDisruptionBudgets.
+
+use serde_json::{json, Value};
+use shared::registry::resource::ResourceDef;
+use shared::registry::strategy::SpecStrategy;
+use shared::registry::table::{lookup, Column};
+
+use super::columns::int_at;
+
+/// policy/v1 declarations.
+pub fn definitions() -> Vec<ResourceDef> {
+    vec![ResourceDef::new(
+        "policy",
+        "v1",
+        "PodDisruptionBudget",
+        "poddisruptionbudgets",
+    )
+    .short_names(&["pdb"])
+    .with_status()
+    .columns(vec![
+        Column::func("Min Available", "string", |o| {
+            json!(int_or_string(lookup(o, "spec.minAvailable")))
+        }),
+        Column::func("Max Unavailable", "string", |o| {
+            json!(int_or_string(lookup(o, "spec.maxUnavailable")))
+        }),
+        Column::func("Allowed Disruptions", "integer", |o| {
+            json!(int_at(o, "status.disruptionsAllowed"))
+        }),
+        Column::age(),
+    ])
+    .strategy(SpecStrategy)]
+}
+
+fn int_or_string(v: Option<&Value>) -> String {
+    match v {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Number(n)) => n.to_string(),
+        _ => "N/A".into(),
+    }
+}

@@ -1,0 +1,70 @@
+//! `rbac.authorization.k8s.io/v1`: Roles, ClusterRoles and their bindings.
+
+use serde_json::{json, Value};
+use shared::registry::resource::ResourceDef;
+use shared::registry::table::Column;
+
+use super::columns::{array_at, str_or};
+use super::rbac::{BindingStrategy, RoleStrategy};
+
+const G: &str = "rbac.authorization.k8s.io";
+
+/// RBAC declarations. Roles print upstream's default `Name`, `Created At`.
+pub fn definitions() -> Vec<ResourceDef> {
+    vec![
+        ResourceDef::new(G, "v1", "ClusterRoleBinding", "clusterrolebindings")
+            .cluster_scoped()
+            .name_rule(shared::registry::validation::NameRule::PathSegment)
+            .columns(binding_columns())
+            .strategy(BindingStrategy { cluster: true }),
+        ResourceDef::new(G, "v1", "ClusterRole", "clusterroles")
+            .cluster_scoped()
+            .name_rule(shared::registry::validation::NameRule::PathSegment)
+            .strategy(RoleStrategy { cluster: true }),
+        ResourceDef::new(G, "v1", "RoleBinding", "rolebindings")
+            .name_rule(shared::registry::validation::NameRule::PathSegment)
+            .columns(binding_columns())
+            .strategy(BindingStrategy { cluster: false }),
+        ResourceDef::new(G, "v1", "Role", "roles")
+            .name_rule(shared::registry::validation::NameRule::PathSegment)
+            .strategy(RoleStrategy { cluster: false }),
+    ]
+}
+
+fn binding_columns() -> Vec<Column> {
+    vec![
+        Column::func("Role", "string", |o| {
+            json!(format!(
+                "{}/{}",
+                str_or(o, "roleRef.kind", ""),
+                str_or(o, "roleRef.name", "")
+            ))
+        }),
+        Column::age(),
+        Column::func("Users", "string", |o| json!(subjects(o, "User"))).wide(),
+        Column::func("Groups", "string", |o| json!(subjects(o, "Group"))).wide(),
+        Column::func("ServiceAccounts", "string", |o| {
+            json!(subjects(o, "ServiceAccount"))
+        })
+        .wide(),
+    ]
+}
+
+/// upstream's `SubjectsStrings`: names of one kind, service accounts as
+/// `namespace/name`, joined by `, `.
+fn subjects(o: &Value, kind: &str) -> String {
+    array_at(o, "subjects")
+        .iter()
+        .filter(|s| s.get("kind").and_then(Value::as_str) == Some(kind))
+        .map(|s| {
+            let name = str_or(s, "name", "");
+            let ns = str_or(s, "namespace", "");
+            if kind == "ServiceAccount" && !ns.is_empty() {
+                format!("{ns}/{name}")
+            } else {
+                name
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
