@@ -1,0 +1,231 @@
+//! The aggregator's router: `/apis` merged from every APIService (and the
+//! tiers behind), `/apis/<group>` for groups served by external servers, and
+//! everything under `/apis/<group>/<version>` of a remote APIService proxied
+//! to its server with the caller's identity. The rest goes on to kube-core.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use futures_util::FutureExt;
+use rand::seq::IndexedRandom;
+use serde_json::{json, Value};
+use shared::authentication::UserInfo;
+use shared::body::{Request, Response};
+use shared::endpoints::handlers::json_response;
+use shared::endpoints::request_info::RequestInfo;
+use shared::endpoints::status::{plain_text, ApiError};
+use shared::server::handler::Interceptor;
+
+use crate::apiservice::{compare_versions, GROUP};
+use crate::availability::Availability;
+use crate::remote::ServiceRef;
+use crate::state::State;
+
+/// The interceptor installed in front of the aggregator's own routing.
+pub struct Router {
+    pub state: Arc<State>,
+    pub availability: Arc<Availability>,
+}
+
+impl Interceptor for Router {
+    fn intercept(
+        &self,
+        req: Request,
+        _info: &RequestInfo,
+    ) -> Result<BoxFuture<'static, Response>, Request> {
+        let path = req.uri().path().trim_end_matches('/').to_string();
+        let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+        match parts.as_slice() {
+            ["apis"] if req.method() == http::Method::GET => {
+                let state = self.state.clone();
+                Ok(async move { merged_group_list(&state, req).await }.boxed())
+            }
+            ["apis", g, ..] if *g == GROUP => Err(req),
+            ["apis", g] => match group_of_remote(&self.state, g) {
+                Some(body) => Ok(async move { json_response(200, &body, false) }.boxed()),
+                None => Err(req),
+            },
+            ["apis", g, v, ..] => {
+                let name = format!("{v}.{g}");
+                let services = self.state.services();
+                let Some(obj) = services.get(&name).filter(|o| ServiceRef::of(o).is_some()) else {
+                    return Err(req);
+                };
+                let obj = obj.clone();
+                let state = self.state.clone();
+                let avail = self.availability.clone();
+                Ok(async move { proxy(&state, &avail, &name, &obj, req).await }.boxed())
+            }
+            _ => Err(req),
+        }
+    }
+}
+
+/// Sends `req` to the server of the remote APIService `name`.
+async fn proxy(
+    state: &State,
+    avail: &Availability,
+    name: &str,
+    obj: &Value,
+    req: Request,
+) -> Response {
+    let addr = match avail.health(name) {
+        Some(h) if h.available => h.addrs.choose(&mut rand::rng()).cloned(),
+        _ => None,
+    };
+    let Some(addr) = addr else {
+        return plain_text(503, "service unavailable");
+    };
+    let client = match avail.clients.get(state, obj, &addr) {
+        Ok(c) => c,
+        Err(e) => return ApiError::internal(e).into_response(),
+    };
+    let user = req.extensions().get::<UserInfo>().cloned();
+    client.forward(req, user.as_ref()).await
+}
+
+/// One APIService's place in discovery.
+struct Entry {
+    group: String,
+    version: String,
+    group_priority: i64,
+    version_priority: i64,
+}
+
+fn entries(services: &BTreeMap<String, Value>) -> Vec<Entry> {
+    services
+        .values()
+        .filter_map(|o| {
+            let spec = o.get("spec")?;
+            Some(Entry {
+                group: spec.get("group")?.as_str()?.to_string(),
+                version: spec.get("version")?.as_str()?.to_string(),
+                group_priority: spec.get("groupPriorityMinimum")?.as_i64()?,
+                version_priority: spec.get("versionPriority")?.as_i64()?,
+            })
+        })
+        .collect()
+}
+
+/// Named groups in upstream's discovery order: by highest
+/// `groupPriorityMinimum`, then name; versions by `versionPriority`, then
+/// Kubernetes version order.
+fn sorted_groups(entries: Vec<Entry>) -> Vec<(String, Vec<String>)> {
+    let mut by_group: BTreeMap<String, Vec<Entry>> = BTreeMap::new();
+    for e in entries.into_iter().filter(|e| !e.group.is_empty()) {
+        by_group.entry(e.group.clone()).or_default().push(e);
+    }
+    let mut groups: Vec<(i64, String, Vec<String>)> = by_group
+        .into_iter()
+        .map(|(g, mut vs)| {
+            let max = vs.iter().map(|e| e.group_priority).max().unwrap_or(0);
+            vs.sort_by(|a, b| {
+                b.version_priority
+                    .cmp(&a.version_priority)
+                    .then_with(|| compare_versions(&a.version, &b.version))
+            });
+            (max, g, vs.into_iter().map(|e| e.version).collect())
+        })
+        .collect();
+    groups.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    groups.into_iter().map(|(_, g, v)| (g, v)).collect()
+}
+
+fn api_group(name: &str, versions: &[String]) -> Value {
+    let versions: Vec<Value> = versions
+        .iter()
+        .map(|v| json!({"groupVersion": format!("{name}/{v}"), "version": v}))
+        .collect();
+    json!({
+        "name": name,
+        "versions": versions,
+        "preferredVersion": versions.first().cloned().unwrap_or(Value::Null),
+    })
+}
+
+/// `/apis/<group>` when an external server serves a version of `group`.
+fn group_of_remote(state: &State, group: &str) -> Option<Value> {
+    let services = state.services();
+    let remote = services.values().any(|o| {
+        o.pointer("/spec/group").and_then(Value::as_str) == Some(group)
+            && ServiceRef::of(o).is_some()
+    });
+    if !remote {
+        return None;
+    }
+    let (_, versions) = sorted_groups(entries(&services))
+        .into_iter()
+        .find(|(g, _)| g == group)?;
+    let mut body = json!({"kind": "APIGroup", "apiVersion": "v1"});
+    if let (Value::Object(out), Value::Object(inner)) = (&mut body, api_group(group, &versions)) {
+        out.extend(inner);
+    }
+    Some(body)
+}
+
+/// `/apis`: the aggregator's group first, then every APIService's group in
+/// priority order, then any group the tiers behind serve that has no
+/// APIService yet (a CRD created since the last registration pass).
+async fn merged_group_list(state: &State, req: Request) -> Response {
+    let services = state.services();
+    let mut groups: Vec<Value> = vec![api_group(GROUP, &["v1".to_string()])];
+    for (g, versions) in sorted_groups(entries(&services)) {
+        if g != GROUP {
+            groups.push(api_group(&g, &versions));
+        }
+    }
+    let user = req.extensions().get::<UserInfo>().cloned();
+    match shared::server::handler::fetch_group_list(&state.delegate, user.as_ref()).await {
+        Ok(delegated) => {
+            for g in delegated {
+                if !groups.iter().any(|o| o.get("name") == g.get("name")) {
+                    groups.push(g);
+                }
+            }
+        }
+        Err(e) => tracing::warn!(error = %e, "could not read the delegate's /apis"),
+    }
+    json_response(
+        200,
+        &json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}),
+        false,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e(g: &str, v: &str, gp: i64, vp: i64) -> Entry {
+        Entry {
+            group: g.into(),
+            version: v.into(),
+            group_priority: gp,
+            version_priority: vp,
+        }
+    }
+
+    #[test]
+    fn groups_sort_by_priority_then_name_and_versions_by_priority() {
+        let got = sorted_groups(vec![
+            e("", "v1", 18000, 1),
+            e("zeta.io", "v1", 1000, 100),
+            e("apps", "v1", 17800, 15),
+            e("alpha.io", "v1beta1", 1000, 100),
+            e("alpha.io", "v1", 1000, 100),
+            e("alpha.io", "v2alpha1", 1000, 200),
+        ]);
+        assert_eq!(
+            got,
+            vec![
+                ("apps".to_string(), vec!["v1".to_string()]),
+                (
+                    "alpha.io".to_string(),
+                    vec!["v2alpha1".into(), "v1".into(), "v1beta1".into()]
+                ),
+                ("zeta.io".to_string(), vec!["v1".to_string()]),
+            ]
+        );
+    }
+}
