@@ -208,7 +208,7 @@ pub fn compare_versions(a: &str, b: &str) -> Ordering {
 
 /// `(stability, major, minor)` of `v<major>[(alpha|beta)<minor>]`, stability
 /// 2 for GA, 1 beta, 0 alpha; larger sorts first.
-fn parse_kube_version(v: &str) -> Option<(u32, u8, u32)> {
+fn parse_kube_version(v: &str) -> Option<(u8, u32, u32)> {
     let rest = v.strip_prefix('v')?;
     let digits = rest.chars().take_while(char::is_ascii_digit).count();
     if digits == 0 || rest.starts_with('0') {

@@ -126,13 +126,15 @@ pub async fn resolve(state: &State, svc: &ServiceRef) -> Result<Vec<String>, Unr
     );
     let slices = match state.get_json(&path).await {
         Ok((200, v)) => v,
-        Ok((code, _)) => return Err(Unresolved::new(
-            "Unknown",
-            "EndpointsAccessError",
-            format!(
+        Ok((code, _)) => {
+            return Err(Unresolved::new(
+                "Unknown",
+                "EndpointsAccessError",
+                format!(
                 "endpointslices for service/{name} in \"{ns}\" could not be read: status {code}"
             ),
-        )),
+            ))
+        }
         Err(e) => return Err(Unresolved::new("Unknown", "EndpointsAccessError", e)),
     };
     let items = slices
