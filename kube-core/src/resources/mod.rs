@@ -2,6 +2,7 @@
 
 mod authentication_v1;
 mod core_v1;
+mod discovery_v1;
 
 use shared::admission::AdmissionChain;
 use shared::endpoints::discovery::GroupSet;
@@ -11,7 +12,9 @@ use shared::storage::EtcdStorage;
 
 /// All resource declarations, in discovery order.
 pub fn definitions() -> Vec<ResourceDef> {
-    core_v1::definitions()
+    let mut defs = core_v1::definitions();
+    defs.extend(discovery_v1::definitions());
+    defs
 }
 
 /// Builds the stores of every declared resource.
