@@ -103,12 +103,14 @@ async fn main() -> anyhow::Result<()> {
     ));
 
     let address = shared::server::listen_address(&opts.serving, DEFAULT_PORT).to_string();
-    let mut api = ApiServer::new(groups, Some(delegate), address).with_interceptor(Arc::new(
-        routing::Router {
-            state,
-            availability,
-        },
-    ));
+    let own = Arc::new(groups.clone());
+    let router = Arc::new_cyclic(|this| routing::Router {
+        state,
+        availability,
+        own,
+        this: this.clone(),
+    });
+    let mut api = ApiServer::new(groups, Some(delegate), address).with_interceptor(router);
     api.readyz
         .add("etcd", shared::server::healthz::etcd_check(storage));
     shared::server::run(

@@ -121,6 +121,35 @@ spec:
     )
 }
 
+const AGGREGATED: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json";
+
+/// The freshness of `metrics.k8s.io/v1beta1` in aggregated discovery, and
+/// the names of its resources.
+async fn aggregated_metrics(client: &reqwest::Client, url: &str) -> Option<(String, Vec<String>)> {
+    let resp = client
+        .get(url)
+        .header("Accept", AGGREGATED)
+        .send()
+        .await
+        .expect("discovery");
+    assert_eq!(
+        resp.headers()["content-type"],
+        "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+    );
+    let doc: serde_json::Value = resp.json().await.expect("json");
+    let group = doc["items"]
+        .as_array()?
+        .iter()
+        .find(|g| g["metadata"]["name"] == "metrics.k8s.io")?;
+    let v = &group["versions"][0];
+    let names = v["resources"]
+        .as_array()?
+        .iter()
+        .filter_map(|r| r["resource"].as_str().map(str::to_string))
+        .collect();
+    Some((v["freshness"].as_str()?.to_string(), names))
+}
+
 async fn apiservice_line(tc: &TestCluster) -> String {
     let (_, out, _) = tc
         .kubectl(&[
@@ -207,6 +236,28 @@ async fn external_metrics_server_through_the_aggregator() {
             .any(|l| l.contains("metrics.k8s.io/v1beta1") && l.contains("NodeMetrics")),
         "{resources}"
     );
+    let admin = tc.http(Auth::AdminCert);
+    let (freshness, names) = aggregated_metrics(&admin, &tc.url("/apis"))
+        .await
+        .expect("metrics.k8s.io in aggregated discovery");
+    assert_eq!(freshness, "Current");
+    assert_eq!(names, vec!["nodes", "pods"]);
+    // ETag and 304.
+    let resp = admin
+        .get(tc.url("/apis"))
+        .header("Accept", AGGREGATED)
+        .send()
+        .await
+        .expect("discovery");
+    let etag = resp.headers()["etag"].clone();
+    let resp = admin
+        .get(tc.url("/apis"))
+        .header("Accept", AGGREGATED)
+        .header("If-None-Match", etag)
+        .send()
+        .await
+        .expect("discovery");
+    assert_eq!(resp.status().as_u16(), 304);
     // The add-on saw the caller's identity.
     let log = std::fs::read_to_string(&addon.log).expect("log");
     assert!(
@@ -235,13 +286,19 @@ async fn external_metrics_server_through_the_aggregator() {
     })
     .await;
     assert!(ok, "still available: {}", apiservice_line(&tc).await);
-    let admin = tc.http(Auth::AdminCert);
     let resp = admin
         .get(tc.url("/apis/metrics.k8s.io/v1beta1/nodes"))
         .send()
         .await
         .expect("request");
     assert_eq!(resp.status().as_u16(), 503);
+    let (freshness, names) = aggregated_metrics(&admin, &tc.url("/apis"))
+        .await
+        .expect("metrics.k8s.io still in aggregated discovery");
+    assert_eq!(freshness, "Stale");
+    assert_eq!(names, vec!["nodes", "pods"]);
+    let resources = tc.kubectl_ok(&["api-resources"]).await;
+    assert!(resources.contains("namespaces"), "{resources}");
     assert_eq!(
         resp.text().await.expect("body").trim(),
         "service unavailable"
@@ -277,4 +334,5 @@ async fn external_metrics_server_through_the_aggregator() {
     assert!(ok, "paths of a deleted APIService still served");
     let apis = tc.kubectl_ok(&["get", "--raw", "/apis"]).await;
     assert!(!apis.contains("\"metrics.k8s.io\""), "{apis}");
+    assert!(aggregated_metrics(&admin, &tc.url("/apis")).await.is_none());
 }
