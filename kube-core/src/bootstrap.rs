@@ -38,3 +38,93 @@ pub async fn ensure_system_namespaces(groups: Arc<GroupSet>, done: Arc<AtomicBoo
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
 }
+
+/// Name of the ConfigMap (in `kube-system`) through which aggregated API
+/// servers learn whom to trust, as upstream's `clusterauthenticationtrust`
+/// controller publishes it.
+pub const AUTHENTICATION_CONFIGMAP: &str = "extension-apiserver-authentication";
+
+/// The ConfigMap's data from the authentication flags: the client CA, the
+/// request-header CA, allowed names and header names (JSON string arrays).
+pub fn authentication_configmap_data(
+    opts: &shared::server::options::AuthenticationOptions,
+) -> anyhow::Result<serde_json::Map<String, serde_json::Value>> {
+    let mut data = serde_json::Map::new();
+    let read = |p: &std::path::Path| {
+        std::fs::read_to_string(p).map_err(|e| anyhow::anyhow!("reading {}: {e}", p.display()))
+    };
+    if let Some(p) = &opts.client_ca_file {
+        data.insert("client-ca-file".into(), json!(read(p)?));
+    }
+    if let Some(p) = &opts.requestheader_client_ca_file {
+        data.insert("requestheader-client-ca-file".into(), json!(read(p)?));
+        let list = |v: &[String]| {
+            let v: Vec<&String> = v.iter().filter(|s| !s.is_empty()).collect();
+            json!(serde_json::to_string(&v).unwrap_or_else(|_| "[]".into()))
+        };
+        data.insert(
+            "requestheader-allowed-names".into(),
+            list(&opts.requestheader_allowed_names),
+        );
+        data.insert(
+            "requestheader-username-headers".into(),
+            list(&opts.requestheader_username_headers),
+        );
+        data.insert(
+            "requestheader-uid-headers".into(),
+            list(&opts.requestheader_uid_headers),
+        );
+        data.insert(
+            "requestheader-group-headers".into(),
+            list(&opts.requestheader_group_headers),
+        );
+        data.insert(
+            "requestheader-extra-headers-prefix".into(),
+            list(&opts.requestheader_extra_headers_prefix),
+        );
+    }
+    Ok(data)
+}
+
+/// Creates or updates `kube-system/extension-apiserver-authentication` with
+/// `data`, retrying until it is written.
+pub async fn ensure_authentication_configmap(
+    groups: Arc<GroupSet>,
+    data: serde_json::Map<String, serde_json::Value>,
+) {
+    let Some(configmaps) = groups.lookup("", "v1", "configmaps").cloned() else {
+        return;
+    };
+    let ctx = WriteContext::default();
+    let ns = "kube-system";
+    loop {
+        let obj = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": AUTHENTICATION_CONFIGMAP, "namespace": ns}, "data": data});
+        let done = match configmaps.create(ns, obj, &ctx).await {
+            Ok(_) => true,
+            Err(e) if e.code == 409 => {
+                let replace = |cur: &serde_json::Value| {
+                    let mut cur = cur.clone();
+                    cur["data"] = serde_json::Value::Object(data.clone());
+                    Ok(cur)
+                };
+                configmaps
+                    .update(
+                        ns,
+                        AUTHENTICATION_CONFIGMAP,
+                        None,
+                        shared::registry::store::UpdateKind::Patch(&replace),
+                        &ctx,
+                    )
+                    .await
+                    .is_ok()
+            }
+            Err(_) => false,
+        };
+        if done {
+            tracing::info!("published kube-system/{AUTHENTICATION_CONFIGMAP}");
+            return;
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}

@@ -1,9 +1,12 @@
 //! Every built-in resource kube-core serves, declared on the generic store.
 
 mod authentication_v1;
+mod authorization_v1;
 mod core_v1;
 mod discovery_v1;
 
+pub use authentication_v1::register_token_review;
+pub use authorization_v1::register as register_access_reviews;
 use shared::admission::AdmissionChain;
 use shared::endpoints::discovery::GroupSet;
 use shared::registry::resource::ResourceDef;

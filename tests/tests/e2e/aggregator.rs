@@ -336,3 +336,109 @@ async fn external_metrics_server_through_the_aggregator() {
     assert!(!apis.contains("\"metrics.k8s.io\""), "{apis}");
     assert!(aggregated_metrics(&admin, &tc.url("/apis")).await.is_none());
 }
+
+#[tokio::test]
+async fn trust_for_external_servers() {
+    let tc = TestCluster::start().await;
+    let ok = eventually(Duration::from_secs(20), || async {
+        tc.kubectl(&[
+            "-n",
+            "kube-system",
+            "get",
+            "configmap",
+            "extension-apiserver-authentication",
+        ])
+        .await
+        .0
+    })
+    .await;
+    assert!(ok, "extension-apiserver-authentication not published");
+    let cm = tc
+        .kubectl_ok(&[
+            "-n",
+            "kube-system",
+            "get",
+            "configmap",
+            "extension-apiserver-authentication",
+            "-o",
+            "json",
+        ])
+        .await;
+    let cm: serde_json::Value = serde_json::from_str(&cm).expect("json");
+    let ca = std::fs::read_to_string(&tc.cluster.pki().ca_cert).expect("ca");
+    let fp_ca = std::fs::read_to_string(&tc.cluster.pki().front_proxy_ca_cert).expect("ca");
+    assert_eq!(cm["data"]["client-ca-file"], ca.as_str());
+    assert_eq!(cm["data"]["requestheader-client-ca-file"], fp_ca.as_str());
+    assert_eq!(
+        cm["data"]["requestheader-allowed-names"],
+        "[\"front-proxy-client\"]"
+    );
+    assert_eq!(
+        cm["data"]["requestheader-username-headers"],
+        "[\"X-Remote-User\"]"
+    );
+    assert_eq!(
+        cm["data"]["requestheader-extra-headers-prefix"],
+        "[\"X-Remote-Extra-\"]"
+    );
+
+    // TokenReview: the admin token authenticates, a made-up one does not.
+    let review = |token: &str| {
+        format!(
+            "{{\"apiVersion\":\"authentication.k8s.io/v1\",\"kind\":\"TokenReview\",\"spec\":{{\"token\":\"{token}\"}}}}"
+        )
+    };
+    let token = tc.cluster.pki().admin_token.clone();
+    let (ok, out, err) = tc
+        .kubectl_stdin(
+            &["create", "--validate=false", "-o", "json", "-f", "-"],
+            Some(&review(&token)),
+        )
+        .await;
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["status"]["authenticated"], true, "{out}");
+    assert!(v["status"]["user"]["groups"]
+        .as_array()
+        .is_some_and(|g| g.iter().any(|g| g == "system:masters")));
+    let (ok, out, err) = tc
+        .kubectl_stdin(
+            &["create", "--validate=false", "-o", "json", "-f", "-"],
+            Some(&review("not-a-token")),
+        )
+        .await;
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_ne!(v["status"]["authenticated"], true, "{out}");
+
+    // SubjectAccessReview and `kubectl auth can-i`.
+    let sar = r#"{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{"user":"alice","resourceAttributes":{"verb":"get","resource":"pods","namespace":"default"}}}"#;
+    let (ok, out, err) = tc
+        .kubectl_stdin(
+            &["create", "--validate=false", "-o", "json", "-f", "-"],
+            Some(sar),
+        )
+        .await;
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["status"]["allowed"], true, "{out}");
+    let bad = r#"{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{"resourceAttributes":{"verb":"get"}}}"#;
+    let (ok, _, err) = tc
+        .kubectl_stdin(&["create", "--validate=false", "-f", "-"], Some(bad))
+        .await;
+    assert!(!ok);
+    assert!(
+        err.contains("at least one of user or group must be specified"),
+        "{err}"
+    );
+    let ssar = r#"{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview","spec":{"nonResourceAttributes":{"path":"/healthz","verb":"get"}}}"#;
+    let (ok, out, err) = tc
+        .kubectl_stdin(
+            &["create", "--validate=false", "-o", "json", "-f", "-"],
+            Some(ssar),
+        )
+        .await;
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["status"]["allowed"], true, "{out}");
+}
