@@ -72,6 +72,7 @@ async fn main() -> anyhow::Result<()> {
         bootstrapped.clone(),
     ));
     tokio::spawn(controllers::namespace::run(api.groups()));
+    tokio::spawn(bootstrap::ensure_delegation_rbac(api.groups()));
     tokio::spawn(bootstrap::ensure_authentication_configmap(
         api.groups(),
         bootstrap::authentication_configmap_data(&opts.authentication)?,

@@ -442,3 +442,129 @@ async fn trust_for_external_servers() {
     let v: serde_json::Value = serde_json::from_str(&out).expect("json");
     assert_eq!(v["status"]["allowed"], true, "{out}");
 }
+
+/// A remote APIService whose server is kube-core itself (reached through a
+/// Service and EndpointSlice, `insecureSkipTLSVerify`): a `kubectl get -w` on
+/// its group streams through the aggregator's remote proxy.
+#[tokio::test]
+async fn watch_streams_through_a_remote_apiservice() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+
+    let tc = TestCluster::start().await;
+    let core_port = tc.cluster.ports().kube_core;
+    let objs = format!(
+        r#"apiVersion: v1
+kind: Service
+metadata:
+  name: core-loop
+  namespace: default
+spec:
+  ports:
+  - name: https
+    port: 443
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: core-loop-1
+  namespace: default
+  labels:
+    kubernetes.io/service-name: core-loop
+addressType: IPv4
+ports:
+- name: https
+  port: {core_port}
+endpoints:
+- addresses: ["127.0.0.1"]
+---
+apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata:
+  name: v1.discovery.k8s.io
+spec:
+  group: discovery.k8s.io
+  version: v1
+  groupPriorityMinimum: 16200
+  versionPriority: 15
+  insecureSkipTLSVerify: true
+  service:
+    namespace: default
+    name: core-loop
+"#
+    );
+    // The local APIService is registered first; the remote one replaces it.
+    let ok = eventually(Duration::from_secs(20), || async {
+        tc.kubectl(&["get", "apiservice", "v1.discovery.k8s.io"])
+            .await
+            .0
+    })
+    .await;
+    assert!(ok, "v1.discovery.k8s.io not auto-registered");
+    let (ok, _, err) = tc
+        .kubectl_stdin(&["apply", "--validate=false", "-f", "-"], Some(&objs))
+        .await;
+    assert!(ok, "{err}");
+    let ok = eventually(Duration::from_secs(30), || async {
+        let (_, out, _) = tc
+            .kubectl(&["get", "apiservice", "v1.discovery.k8s.io", "--no-headers"])
+            .await;
+        out.contains("default/core-loop") && out.contains("True")
+    })
+    .await;
+    assert!(ok, "remote APIService not available");
+
+    let mut child = tc.kubectl_spawn(&[
+        "-n",
+        "default",
+        "get",
+        "endpointslices",
+        "-w",
+        "--output-watch-events",
+    ]);
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let slice = r#"{"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"name":"watched","namespace":"default"},"addressType":"IPv4","endpoints":[]}"#;
+    let read = async {
+        let mut created = false;
+        while let Ok(Some(line)) = lines.next_line().await {
+            let mut words = line.split_whitespace();
+            let (event, name) = (words.next(), words.next());
+            if !created && event == Some("ADDED") && name == Some("core-loop-1") {
+                let (ok, _, err) = tc
+                    .kubectl_stdin(&["create", "--validate=false", "-f", "-"], Some(slice))
+                    .await;
+                assert!(ok, "{err}");
+                created = true;
+            }
+            if event == Some("ADDED") && name == Some("watched") {
+                return true;
+            }
+        }
+        false
+    };
+    let seen = tokio::time::timeout(Duration::from_secs(30), read)
+        .await
+        .unwrap_or(false);
+    let _ = child.kill().await;
+    assert!(seen, "the watch did not stream the new object");
+
+    // The group really is served through the remote route: without its
+    // endpoints it answers 503.
+    tc.kubectl_ok(&["-n", "default", "delete", "service", "core-loop"])
+        .await;
+    let admin = tc.http(Auth::AdminCert);
+    let ok = eventually(Duration::from_secs(30), || async {
+        let resp = admin
+            .get(tc.url("/apis/discovery.k8s.io/v1/endpointslices"))
+            .send()
+            .await
+            .expect("request");
+        resp.status().as_u16() == 503
+    })
+    .await;
+    assert!(ok, "the remote APIService still served without its Service");
+    let (_, out, _) = tc
+        .kubectl(&["get", "apiservice", "v1.discovery.k8s.io", "--no-headers"])
+        .await;
+    assert!(out.contains("False (ServiceNotFound)"), "{out}");
+}
