@@ -59,6 +59,21 @@ impl Interceptor for Router {
                 let state = self.state.clone();
                 Ok(async move { merged_group_list(&state, req).await }.boxed())
             }
+            ["openapi", "v3"] if req.method() == http::Method::GET => {
+                let state = self.state.clone();
+                Ok(async move { openapi_v3_root(&state, req).await }.boxed())
+            }
+            ["openapi", "v3", "apis", g, v] => {
+                let name = format!("{v}.{g}");
+                let services = self.state.services();
+                let Some(obj) = services.get(&name).filter(|o| ServiceRef::of(o).is_some()) else {
+                    return Err(req);
+                };
+                let obj = obj.clone();
+                let state = self.state.clone();
+                let avail = self.availability.clone();
+                Ok(async move { proxy(&state, &avail, &name, &obj, req).await }.boxed())
+            }
             ["apis", g, ..] if *g == GROUP => Err(req),
             ["apis", g] => match group_of_remote(&self.state, g) {
                 Some(body) => Ok(async move { json_response(200, &body, false) }.boxed()),
@@ -101,6 +116,41 @@ async fn proxy(
     };
     let user = req.extensions().get::<UserInfo>().cloned();
     client.forward(req, user.as_ref()).await
+}
+
+/// `/openapi/v3`: the tiers' own document list, plus one entry per remote
+/// APIService pointing at `/openapi/v3/apis/<g>/<v>`, which is proxied to
+/// the server owning it (upstream's v3 aggregation: no merging). When the
+/// tiers behind serve no OpenAPI v3, their answer is passed on as is.
+async fn openapi_v3_root(state: &State, req: Request) -> Response {
+    let user = req.extensions().get::<UserInfo>().cloned();
+    let mut root = match crate::state::get_json(&state.delegate, "/openapi/v3", user.as_ref()).await
+    {
+        Ok((200, v)) if v.get("paths").is_some_and(Value::is_object) => v,
+        _ => return state.delegate.forward(req, user.as_ref()).await,
+    };
+    let services = state.services();
+    if let Some(paths) = root.get_mut("paths").and_then(Value::as_object_mut) {
+        for obj in services.values().filter(|o| ServiceRef::of(o).is_some()) {
+            let group = obj
+                .pointer("/spec/group")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let version = obj
+                .pointer("/spec/version")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            if group.is_empty() || version.is_empty() {
+                continue;
+            }
+            let key = format!("apis/{group}/{version}");
+            paths.insert(
+                key.clone(),
+                json!({"serverRelativeURL": format!("/openapi/v3/{key}")}),
+            );
+        }
+    }
+    json_response(200, &root, false)
 }
 
 /// One APIService's place in discovery.

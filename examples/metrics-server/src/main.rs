@@ -9,6 +9,7 @@
 //! Authorization is allow-all for authenticated callers (delegated
 //! SubjectAccessReview is not implemented yet).
 
+mod openapi;
 mod proc;
 
 use std::sync::Arc;
@@ -129,7 +130,7 @@ async fn main() -> anyhow::Result<()> {
     let mut groups = GroupSet::default();
     register(&mut groups, node, usage);
     let address = shared::server::listen_address(&opts.serving, DEFAULT_PORT).to_string();
-    let api = ApiServer::new(groups, None, address);
+    let api = ApiServer::new(groups, None, address).with_interceptor(Arc::new(openapi::OpenApi));
     shared::server::run(
         shared::server::ServerConfig {
             name: "example-metrics-server",

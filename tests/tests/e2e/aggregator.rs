@@ -242,6 +242,20 @@ async fn external_metrics_server_through_the_aggregator() {
         .expect("metrics.k8s.io in aggregated discovery");
     assert_eq!(freshness, "Current");
     assert_eq!(names, vec!["nodes", "pods"]);
+    // Its OpenAPI document, proxied from the add-on.
+    let doc: serde_json::Value = admin
+        .get(tc.url("/openapi/v3/apis/metrics.k8s.io/v1beta1"))
+        .send()
+        .await
+        .expect("openapi")
+        .json()
+        .await
+        .expect("json");
+    assert!(
+        doc["components"]["schemas"]["io.k8s.metrics.pkg.apis.metrics.v1beta1.NodeMetrics"]
+            .is_object(),
+        "{doc}"
+    );
     // ETag and 304.
     let resp = admin
         .get(tc.url("/apis"))
