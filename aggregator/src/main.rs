@@ -1,21 +1,41 @@
 //! `kube-aggregator`: the front door. Terminates TLS for every client,
-//! authenticates it, serves merged discovery, and forwards everything else to
-//! kube-core with the caller's identity (front-proxy certificate and
-//! `X-Remote-*` headers).
+//! authenticates it, serves the APIService API (stored in etcd) and merged
+//! discovery, proxies the groups of external API servers to them, and
+//! forwards everything else to kube-core with the caller's identity
+//! (front-proxy certificate and `X-Remote-*` headers).
+
+mod apiservice;
+mod autoregister;
+mod availability;
+mod remote;
+mod routing;
+mod state;
 
 use std::sync::Arc;
+use std::time::Duration;
 
+use anyhow::Context;
 use clap::Parser;
+use shared::admission::AdmissionChain;
 use shared::authorization::AlwaysAllow;
 use shared::endpoints::discovery::GroupSet;
 use shared::proxy::Delegate;
+use shared::registry::store::Store;
 use shared::server::handler::ApiServer;
 use shared::server::options::{
-    AuthenticationOptions, DelegationOptions, GenericOptions, SecureServingOptions,
+    AuthenticationOptions, DelegationOptions, EtcdOptions, GenericOptions, SecureServingOptions,
 };
+use shared::storage::EtcdStorage;
 
 /// The aggregator's default port (the cluster's API endpoint).
 const DEFAULT_PORT: u16 = 6443;
+
+/// How often the in-memory APIServices are re-read from etcd.
+const REFRESH_PERIOD: Duration = Duration::from_secs(1);
+/// How often the tiers behind are asked which groups they serve.
+const AUTOREGISTER_PERIOD: Duration = Duration::from_secs(2);
+/// How often every APIService's availability is checked.
+const AVAILABILITY_PERIOD: Duration = Duration::from_secs(5);
 
 /// The cluster's API endpoint.
 #[derive(Parser, Debug)]
@@ -28,7 +48,14 @@ struct Options {
     #[command(flatten)]
     delegation: DelegationOptions,
     #[command(flatten)]
+    etcd: EtcdOptions,
+    #[command(flatten)]
     generic: GenericOptions,
+    /// Route requests for external API servers to their endpoint IPs (from
+    /// EndpointSlices) rather than the Service's cluster IP. On by default
+    /// here: the aggregator runs off-cluster, where cluster IPs do not route.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    enable_aggregator_routing: bool,
 }
 
 #[tokio::main]
@@ -37,8 +64,55 @@ async fn main() -> anyhow::Result<()> {
     let opts = Options::parse();
     let delegate = Delegate::from_options(&opts.delegation)?
         .ok_or_else(|| anyhow::anyhow!("--delegate-url (the kube-core tier) is required"))?;
+    let proxy_client_cert = match (
+        &opts.delegation.proxy_client_cert_file,
+        &opts.delegation.proxy_client_key_file,
+    ) {
+        (Some(c), Some(k)) => Some((
+            std::fs::read(c).with_context(|| format!("reading {}", c.display()))?,
+            std::fs::read(k).with_context(|| format!("reading {}", k.display()))?,
+        )),
+        _ => None,
+    };
+    let storage = EtcdStorage::connect(&opts.etcd.etcd_servers, Default::default())
+        .await
+        .map_err(|e| anyhow::anyhow!("configuring etcd client: {e}"))?;
+    let prefix = opts.etcd.etcd_prefix.trim_end_matches('/').to_string();
+    let store = Store::new(
+        apiservice::definition(),
+        storage.clone(),
+        &prefix,
+        AdmissionChain::new(vec![]),
+    );
+    let mut groups = GroupSet::default();
+    groups.add(store.clone());
+
+    let state = Arc::new(state::State::new(
+        Arc::new(store),
+        delegate.clone(),
+        proxy_client_cert,
+        opts.enable_aggregator_routing,
+    ));
+    let availability = Arc::new(availability::Availability::default());
+    tokio::spawn(state.clone().run_refresh(REFRESH_PERIOD));
+    tokio::spawn(autoregister::run(state.clone(), AUTOREGISTER_PERIOD));
+    tokio::spawn(availability::run(
+        state.clone(),
+        availability.clone(),
+        AVAILABILITY_PERIOD,
+    ));
+
     let address = shared::server::listen_address(&opts.serving, DEFAULT_PORT).to_string();
-    let api = ApiServer::new(GroupSet::default(), Some(delegate), address);
+    let own = Arc::new(groups.clone());
+    let router = Arc::new_cyclic(|this| routing::Router {
+        state,
+        availability,
+        own,
+        this: this.clone(),
+    });
+    let mut api = ApiServer::new(groups, Some(delegate), address).with_interceptor(router);
+    api.readyz
+        .add("etcd", shared::server::healthz::etcd_check(storage));
     shared::server::run(
         shared::server::ServerConfig {
             name: "kube-aggregator",

@@ -182,10 +182,8 @@ pub fn tier_args(tier: Tier, pki: &Pki, ports: &Ports, extra: &[String]) -> Vec<
         "--requestheader-extra-headers-prefix".into(),
         "X-Remote-Extra-".into(),
     ];
-    if tier != Tier::Aggregator {
-        args.push("--etcd-servers".into());
-        args.push(format!("http://127.0.0.1:{}", ports.etcd_client));
-    }
+    args.push("--etcd-servers".into());
+    args.push(format!("http://127.0.0.1:{}", ports.etcd_client));
     if tier == Tier::KubeCore {
         args.push("--service-cluster-ip-range".into());
         args.push("10.96.0.0/12".into());

@@ -123,7 +123,8 @@ fn tier_flags_follow_the_contract() {
         flag(&agg, "--proxy-client-key-file"),
         Some("/s/pki/front-proxy-client.key")
     );
-    assert_eq!(flag(&agg, "--etcd-servers"), None);
+    // The aggregator stores APIServices in etcd.
+    assert_eq!(flag(&agg, "--etcd-servers"), Some("http://127.0.0.1:2379"));
     assert_eq!(flag(&agg, "--service-cluster-ip-range"), None);
     assert_eq!(agg.last().map(String::as_str), Some("--v=4"));
 

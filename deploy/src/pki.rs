@@ -167,6 +167,26 @@ pub fn ensure(dir: &Path) -> anyhow::Result<Pki> {
     Ok(pki)
 }
 
+/// Issues a serving certificate for an add-on API server (such as the
+/// example metrics server) from the cluster CA, for `sans` (e.g.
+/// `metrics-server.kube-system.svc`), so an APIService can trust it through
+/// `caBundle` (the cluster CA). Writes `cert` and `key`.
+pub fn issue_serving_cert(
+    pki: &Pki,
+    cert: &Path,
+    key: &Path,
+    common_name: &str,
+    sans: &[&str],
+) -> anyhow::Result<()> {
+    let (ca, _) = ensure_ca(&pki.ca_cert, &pki.ca_key, CA_COMMON_NAME)?;
+    let key_pair = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256)?;
+    let certificate =
+        leaf_params(common_name, None, sans, Usage::Server)?.signed_by(&key_pair, &ca)?;
+    write_file(key, key_pair.serialize_pem().as_bytes(), 0o600)?;
+    write_file(cert, certificate.pem().as_bytes(), 0o644)?;
+    Ok(())
+}
+
 /// Reads the first token of an upstream-format static token CSV file.
 pub fn read_admin_token(tokens_file: &Path) -> anyhow::Result<String> {
     let text = fs::read_to_string(tokens_file)

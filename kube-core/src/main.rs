@@ -68,6 +68,9 @@ async fn main() -> anyhow::Result<()> {
     if opts.watch_cache {
         groups.enable_watch_caches(opts.watch_cache_max_bytes_per_resource);
     }
+    let authorizer: Arc<dyn shared::authorization::Authorizer> = Arc::new(AlwaysAllow);
+    resources::register_token_review(&mut groups, opts.authentication.build()?.authenticator);
+    resources::register_access_reviews(&mut groups, authorizer.clone());
     let delegate = Delegate::from_options(&opts.delegation)?;
     let address = shared::server::listen_address(&opts.serving, DEFAULT_PORT).to_string();
     let mut api = ApiServer::new(groups, delegate, address);
@@ -78,6 +81,11 @@ async fn main() -> anyhow::Result<()> {
         bootstrapped.clone(),
     ));
     tokio::spawn(controllers::namespace::run(api.groups()));
+    tokio::spawn(bootstrap::ensure_delegation_rbac(api.groups()));
+    tokio::spawn(bootstrap::ensure_authentication_configmap(
+        api.groups(),
+        bootstrap::authentication_configmap_data(&opts.authentication)?,
+    ));
     if !opts.etcd.etcd_compaction_interval.is_zero() {
         storage.spawn_compactor(opts.etcd.etcd_compaction_interval);
     }
@@ -104,7 +112,7 @@ async fn main() -> anyhow::Result<()> {
             default_port: DEFAULT_PORT,
             authentication: &opts.authentication,
             generic: &opts.generic,
-            authorizer: Arc::new(AlwaysAllow),
+            authorizer,
         },
         api,
     )

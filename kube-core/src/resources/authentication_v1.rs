@@ -59,3 +59,101 @@ pub fn register(groups: &mut GroupSet) {
         }),
     );
 }
+
+/// Registers `TokenReview`: a bearer token is checked with this server's
+/// authenticators, as aggregated API servers do through delegated
+/// authentication.
+pub fn register_token_review(
+    groups: &mut GroupSet,
+    authenticator: Arc<shared::authentication::union::UnionAuthenticator>,
+) {
+    let def = ResourceDef::new("authentication.k8s.io", "v1", "TokenReview", "tokenreviews")
+        .cluster_scoped()
+        .verbs(&["create"]);
+    groups.add_handler(
+        def,
+        Arc::new(move |req, info| {
+            let authenticator = authenticator.clone();
+            Box::pin(async move {
+                let gr = shared::endpoints::status::GroupResource {
+                    group: "authentication.k8s.io",
+                    resource: "tokenreviews",
+                };
+                if info.verb != "create" || !info.name.is_empty() {
+                    return ApiError::method_not_supported(gr, &info.verb).into_response();
+                }
+                let ct = req
+                    .headers()
+                    .get(http::header::CONTENT_TYPE)
+                    .and_then(|v| v.to_str().ok());
+                if !matches!(
+                    shared::endpoints::negotiation::body_format(ct),
+                    Ok(shared::endpoints::negotiation::BodyFormat::Json)
+                ) {
+                    return ApiError::unsupported_media_type(
+                        ct.unwrap_or(""),
+                        &["application/json"],
+                    )
+                    .into_response();
+                }
+                let body = match read_body(req).await {
+                    Ok(b) => b,
+                    Err(e) => return e.into_response(),
+                };
+                let review: serde_json::Value =
+                    match shared::endpoints::handlers::decode_json(&body) {
+                        Ok(v) => v,
+                        Err(e) => return e.into_response(),
+                    };
+                let token = review
+                    .pointer("/spec/token")
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or("");
+                let spec = review.get("spec").cloned().unwrap_or(json!({}));
+                let status = token_review_status(&authenticator, token);
+                let out = json!({
+                    "kind": "TokenReview",
+                    "apiVersion": "authentication.k8s.io/v1",
+                    "metadata": { "creationTimestamp": null },
+                    "spec": spec,
+                    "status": status,
+                });
+                json_response(201, &out, false)
+            })
+        }),
+    );
+}
+
+/// The status of a TokenReview of `token`.
+fn token_review_status(
+    authenticator: &shared::authentication::union::UnionAuthenticator,
+    token: &str,
+) -> serde_json::Value {
+    if token.is_empty() {
+        return json!({"user": {}, "error": "token is empty"});
+    }
+    let Ok(value) = http::HeaderValue::from_str(&format!("Bearer {token}")) else {
+        return json!({"user": {}, "error": "invalid bearer token"});
+    };
+    let mut headers = http::HeaderMap::new();
+    headers.insert(http::header::AUTHORIZATION, value);
+    let req = shared::authentication::AuthRequest {
+        headers: &headers,
+        peer_certificates: None,
+        path: "/apis/authentication.k8s.io/v1/tokenreviews",
+    };
+    match authenticator.authenticate(&req) {
+        Ok(user) if !user.is_anonymous() => {
+            let mut u = json!({"username": user.name, "groups": user.groups});
+            if !user.uid.is_empty() {
+                u["uid"] = json!(user.uid);
+            }
+            if !user.extra.is_empty() {
+                u["extra"] = json!(user.extra);
+            }
+            json!({"authenticated": true, "user": u})
+        }
+        Ok(_) => json!({"user": {}}),
+        Err(e) => json!({"user": {}, "error": e}),
+    }
+}

@@ -7,6 +7,7 @@
 mod admissionregistration_v1;
 mod apps_v1;
 mod authentication_v1;
+mod authorization_v1;
 mod autoscaling_v2;
 mod batch_v1;
 mod certificates_v1;
@@ -14,6 +15,7 @@ mod columns;
 mod coordination_v1;
 mod core_strategies;
 mod core_v1;
+mod discovery_v1;
 mod events_v1;
 mod flowcontrol_v1;
 mod networking;
@@ -28,6 +30,8 @@ mod services;
 mod storage_v1;
 mod workloads;
 
+pub use authentication_v1::register_token_review;
+pub use authorization_v1::register as register_access_reviews;
 use shared::admission::AdmissionChain;
 use shared::endpoints::discovery::GroupSet;
 use shared::registry::resource::ResourceDef;
@@ -51,6 +55,7 @@ pub fn definitions() -> Vec<ResourceDef> {
     defs.extend(scheduling_v1::definitions());
     defs.extend(coordination_v1::definitions());
     defs.extend(node_v1::definitions());
+    defs.extend(discovery_v1::definitions());
     defs.extend(flowcontrol_v1::definitions());
     defs
 }

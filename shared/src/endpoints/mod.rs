@@ -1,6 +1,7 @@
 //! HTTP endpoints: request info, REST handlers, negotiation, discovery,
 //! Status errors, version.
 
+pub mod aggregated_discovery;
 pub mod discovery;
 pub mod duration;
 pub mod handlers;

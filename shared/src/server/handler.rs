@@ -24,6 +24,20 @@ pub struct ApiServer {
     pub readyz: HealthChecks,
     version: Value,
     server_address: String,
+    interceptor: Option<Arc<dyn Interceptor>>,
+}
+
+/// A hook that sees every request after health and version, before this
+/// server's own routing: the aggregator uses it to send the paths of remote
+/// APIServices elsewhere and to serve merged discovery. It returns the request
+/// untouched (`Err`) when it does not take it.
+pub trait Interceptor: Send + Sync {
+    /// Takes `req` (answering it) or hands it back.
+    fn intercept(
+        &self,
+        req: Request,
+        info: &RequestInfo,
+    ) -> Result<futures_util::future::BoxFuture<'static, Response>, Request>;
 }
 
 impl ApiServer {
@@ -36,7 +50,14 @@ impl ApiServer {
             readyz: HealthChecks::new(),
             version: crate::endpoints::version::version_info(),
             server_address,
+            interceptor: None,
         }
+    }
+
+    /// Installs the interceptor that sees requests before this server's routing.
+    pub fn with_interceptor(mut self, interceptor: Arc<dyn Interceptor>) -> Self {
+        self.interceptor = Some(interceptor);
+        self
     }
 
     /// The groups currently served.
@@ -86,6 +107,13 @@ impl ApiServer {
         if path == "/version" {
             return json_response(200, &self.version, false);
         }
+        let req = match &self.interceptor {
+            Some(i) => match i.intercept(req, &info) {
+                Ok(fut) => return fut.await,
+                Err(req) => req,
+            },
+            None => req,
+        };
         let groups = self.groups();
         if info.is_resource_request {
             match groups

@@ -1,0 +1,286 @@
+//! The availability controller: sets each APIService's `Available` condition
+//! with upstream's reasons. Local APIServices are always available (`Local`);
+//! remote ones are resolved (`ServiceNotFound`, `ServicePortError`,
+//! `EndpointsNotFound`, `MissingEndpoints`) and probed with a discovery GET
+//! (`FailedDiscoveryCheck`), and `Passed` when one probe answers 2xx. The
+//! status is written only when it changes; the outcome, with the addresses
+//! found, is kept in memory for the proxy.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use futures_util::future::join_all;
+use serde_json::{json, Value};
+use shared::registry::resource::Subresource;
+use shared::registry::store::{UpdateKind, WriteContext};
+
+use crate::apiservice::available_condition;
+use crate::remote::{resolve, Clients, ServiceRef, Unresolved};
+use crate::state::{internal_user, State};
+
+/// Per-probe deadline (upstream: 5 s client timeout, 6 s guard).
+const PROBE_TIMEOUT: Duration = Duration::from_secs(6);
+/// At most this many endpoints are probed at once (upstream: 5).
+const PROBES: usize = 5;
+
+/// What the controller last concluded about one APIService.
+#[derive(Clone, Debug)]
+pub struct Health {
+    pub available: bool,
+    /// Addresses of a remote APIService's server (empty for local ones).
+    pub addrs: Vec<String>,
+}
+
+/// The controller's in-memory results.
+#[derive(Default)]
+pub struct Availability {
+    health: RwLock<HashMap<String, Health>>,
+    /// The last `APIResourceList` each remote APIService answered its
+    /// discovery probe with (kept when it later fails: served as stale).
+    resource_lists: RwLock<HashMap<String, Value>>,
+    pub clients: Clients,
+}
+
+impl Availability {
+    /// The last result for `name`.
+    pub fn health(&self, name: &str) -> Option<Health> {
+        self.health.read().ok()?.get(name).cloned()
+    }
+
+    /// The last resource list served by the remote APIService `name`.
+    pub fn resource_list(&self, name: &str) -> Option<Value> {
+        self.resource_lists.read().ok()?.get(name).cloned()
+    }
+
+    fn set(&self, all: HashMap<String, Health>) {
+        if let Ok(mut lists) = self.resource_lists.write() {
+            lists.retain(|name, _| all.contains_key(name));
+        }
+        if let Ok(mut h) = self.health.write() {
+            *h = all;
+        }
+    }
+
+    fn set_resource_list(&self, name: &str, list: Value) {
+        if let Ok(mut lists) = self.resource_lists.write() {
+            lists.insert(name.to_string(), list);
+        }
+    }
+}
+
+/// The condition computed for one APIService, and its health.
+async fn check(state: &State, avail: &Availability, obj: &Value) -> (Value, Health) {
+    let Some(svc) = ServiceRef::of(obj) else {
+        return (
+            condition("True", "Local", "Local APIServices are always available"),
+            Health {
+                available: true,
+                addrs: vec![],
+            },
+        );
+    };
+    let addrs = match resolve(state, &svc).await {
+        Ok(a) => a,
+        Err(Unresolved {
+            status,
+            reason,
+            message,
+        }) => {
+            return (
+                condition(status, reason, &message),
+                Health {
+                    available: false,
+                    addrs: vec![],
+                },
+            )
+        }
+    };
+    let group = obj
+        .pointer("/spec/group")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let version = obj
+        .pointer("/spec/version")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let path = if group.is_empty() {
+        format!("/api/{version}")
+    } else {
+        format!("/apis/{group}/{version}")
+    };
+    let probes = addrs.iter().take(PROBES).map(|addr| {
+        let path = path.clone();
+        async move {
+            let url = format!("https://{addr}{path}");
+            let client = avail.clients.get(state, obj, addr)?;
+            let user = internal_user();
+            let probe = crate::state::get_json(&client, &path, Some(&user));
+            match tokio::time::timeout(PROBE_TIMEOUT, probe).await {
+                Ok(Ok((code, body))) if (200..300).contains(&code) => Ok(body),
+                Ok(Ok((code, _))) => Err(format!(
+                    "failing or missing response from {url}: bad status from {url}: {code}"
+                )),
+                Ok(Err(e)) => Err(format!("failing or missing response from {url}: {e}")),
+                Err(_) => Err(format!(
+                    "failing or missing response from {url}: context deadline exceeded"
+                )),
+            }
+        }
+    });
+    let results = join_all(probes).await;
+    let name = obj
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if let Some(list) = results
+        .iter()
+        .find_map(|r| r.as_ref().ok())
+        .filter(|b| b.get("kind").and_then(Value::as_str) == Some("APIResourceList"))
+    {
+        avail.set_resource_list(name, list.clone());
+    }
+    if results.iter().any(Result::is_ok) {
+        return (
+            condition("True", "Passed", "all checks passed"),
+            Health {
+                available: true,
+                addrs,
+            },
+        );
+    }
+    let last = results
+        .into_iter()
+        .filter_map(Result::err)
+        .last()
+        .unwrap_or_default();
+    (
+        condition("False", "FailedDiscoveryCheck", &last),
+        Health {
+            available: false,
+            addrs,
+        },
+    )
+}
+
+fn condition(status: &str, reason: &str, message: &str) -> Value {
+    json!({"type": "Available", "status": status, "reason": reason, "message": message})
+}
+
+/// Whether `new` differs from the stored condition in status, reason or message.
+fn differs(obj: &Value, new: &Value) -> bool {
+    match available_condition(obj) {
+        None => true,
+        Some(old) => ["status", "reason", "message"]
+            .iter()
+            .any(|k| old.get(*k) != new.get(*k)),
+    }
+}
+
+/// `status` with the `Available` condition replaced by `cond`; the
+/// transition time changes only when the status does.
+pub fn with_condition(obj: &Value, cond: &Value) -> Value {
+    let mut obj = obj.clone();
+    let now = jiff::Timestamp::now()
+        .round(jiff::Unit::Second)
+        .map(|t| t.to_string())
+        .unwrap_or_default();
+    let mut cond = cond.clone();
+    let old = available_condition(&obj).cloned();
+    let ltt = match &old {
+        Some(o) if o.get("status") == cond.get("status") => {
+            o.get("lastTransitionTime").cloned().unwrap_or(json!(now))
+        }
+        _ => json!(now),
+    };
+    cond["lastTransitionTime"] = ltt;
+    let mut conditions: Vec<Value> = obj
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|c| c.get("type").and_then(Value::as_str) != Some("Available"))
+        .collect();
+    conditions.push(cond);
+    if !obj.get("status").is_some_and(Value::is_object) {
+        obj["status"] = json!({});
+    }
+    obj["status"]["conditions"] = Value::Array(conditions);
+    obj
+}
+
+async fn pass(state: &State, avail: &Availability) {
+    let services = state.services();
+    let checks = services.iter().map(|(name, obj)| async move {
+        let (cond, health) = check(state, avail, obj).await;
+        if differs(obj, &cond) {
+            let patch = |cur: &Value| Ok(with_condition(cur, &cond));
+            let ctx = WriteContext {
+                user: Some(internal_user()),
+                dry_run: false,
+            };
+            match state
+                .store
+                .update(
+                    "",
+                    name,
+                    Some(Subresource::Status),
+                    UpdateKind::Patch(&patch),
+                    &ctx,
+                )
+                .await
+            {
+                Ok(_) => tracing::info!(
+                    apiservice = %name,
+                    status = %cond["status"],
+                    reason = %cond["reason"],
+                    "APIService availability changed"
+                ),
+                Err(e) if e.code == 404 => {}
+                Err(e) => tracing::warn!(apiservice = %name, error = %e, "writing status"),
+            }
+        }
+        (name.clone(), health)
+    });
+    let all: HashMap<String, Health> = join_all(checks).await.into_iter().collect();
+    avail.set(all);
+}
+
+/// Checks every APIService every `period`, and at once when they change.
+pub async fn run(state: Arc<State>, avail: Arc<Availability>, period: Duration) {
+    loop {
+        pass(&state, &avail).await;
+        let changed = state.changed.notified();
+        tokio::select! {
+            _ = changed => {}
+            _ = tokio::time::sleep(period) => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transition_time_moves_only_with_the_status() {
+        let old = json!({"status": {"conditions": [{"type": "Available", "status": "True",
+            "reason": "Passed", "message": "all checks passed", "lastTransitionTime": "2020-01-01T00:00:00Z"}]}});
+        let same = with_condition(&old, &condition("True", "Local", "x"));
+        assert_eq!(
+            same["status"]["conditions"][0]["lastTransitionTime"],
+            "2020-01-01T00:00:00Z"
+        );
+        let flipped = with_condition(&old, &condition("False", "MissingEndpoints", "y"));
+        assert_ne!(
+            flipped["status"]["conditions"][0]["lastTransitionTime"],
+            "2020-01-01T00:00:00Z"
+        );
+        assert!(differs(&old, &condition("True", "Passed", "other")));
+        assert!(!differs(
+            &old,
+            &condition("True", "Passed", "all checks passed")
+        ));
+    }
+}

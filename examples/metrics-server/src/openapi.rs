@@ -1,0 +1,71 @@
+//! `/openapi/v3/apis/metrics.k8s.io/v1beta1`: the schemas of the two kinds,
+//! with `x-kubernetes-group-version-kind` so clients (`kubectl explain`) can
+//! find them. The aggregator lists this document in its `/openapi/v3` and
+//! proxies it here.
+
+use futures_util::future::BoxFuture;
+use futures_util::FutureExt;
+use serde_json::{json, Value};
+use shared::body::{Request, Response};
+use shared::endpoints::handlers::json_response;
+use shared::endpoints::request_info::RequestInfo;
+use shared::server::handler::Interceptor;
+
+/// The path of the document.
+pub const PATH: &str = "/openapi/v3/apis/metrics.k8s.io/v1beta1";
+
+fn kind_schema(kind: &str, usage: Value) -> Value {
+    json!({
+        "type": "object",
+        "description": format!("{kind} sets resource usage metrics."),
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "kind": {"type": "string"},
+            "metadata": {"type": "object"},
+            "timestamp": {"type": "string", "format": "date-time"},
+            "window": {"type": "string"},
+            "usage": usage,
+        },
+        "x-kubernetes-group-version-kind": [
+            {"group": "metrics.k8s.io", "version": "v1beta1", "kind": kind}
+        ],
+    })
+}
+
+/// The OpenAPI v3 document of `metrics.k8s.io/v1beta1`.
+pub fn document() -> Value {
+    let usage = json!({"type": "object", "additionalProperties": {"type": "string"}});
+    let containers = json!({"type": "array", "items": {"type": "object", "properties": {
+        "name": {"type": "string"}, "usage": usage.clone()}}});
+    let mut pod = kind_schema("PodMetrics", Value::Null);
+    if let Some(p) = pod.get_mut("properties").and_then(Value::as_object_mut) {
+        p.remove("usage");
+        p.insert("containers".into(), containers);
+    }
+    json!({
+        "openapi": "3.0.0",
+        "info": {"title": "metrics.k8s.io", "version": "v1beta1"},
+        "paths": {},
+        "components": {"schemas": {
+            "io.k8s.metrics.pkg.apis.metrics.v1beta1.NodeMetrics": kind_schema("NodeMetrics", usage),
+            "io.k8s.metrics.pkg.apis.metrics.v1beta1.PodMetrics": pod,
+        }},
+    })
+}
+
+/// Serves [`PATH`] before the API server's own routing.
+pub struct OpenApi;
+
+impl Interceptor for OpenApi {
+    fn intercept(
+        &self,
+        req: Request,
+        _info: &RequestInfo,
+    ) -> Result<BoxFuture<'static, Response>, Request> {
+        if req.uri().path() == PATH && req.method() == http::Method::GET {
+            Ok(async { json_response(200, &document(), false) }.boxed())
+        } else {
+            Err(req)
+        }
+    }
+}

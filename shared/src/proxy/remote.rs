@@ -1,0 +1,180 @@
+//! TLS towards an external (aggregated) API server, as upstream's aggregator
+//! builds it for an APIService: the serving certificate is verified against
+//! the APIService's `caBundle` for the name `<service>.<namespace>.svc`
+//! whatever address the connection goes to (an endpoint IP, an ExternalName),
+//! or not verified at all with `insecureSkipTLSVerify`. The front-proxy client
+//! certificate is presented either way, so the server can trust `X-Remote-*`.
+
+use std::sync::Arc;
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::WebPkiServerVerifier;
+use rustls::crypto::CryptoProvider;
+use rustls::{DigitallySignedStruct, SignatureScheme};
+use rustls_pki_types::{CertificateDer, ServerName, UnixTime};
+
+use crate::server::tls::{parse_certs, parse_key, provider};
+
+/// How the server's certificate is checked.
+pub enum ServerTrust<'a> {
+    /// Verified against these PEM roots for this DNS name.
+    CaBundle { pem: &'a [u8], server_name: &'a str },
+    /// Not verified (`insecureSkipTLSVerify: true`); only the handshake
+    /// signature is checked.
+    Insecure,
+}
+
+/// A client configuration for one external server, presenting `client_cert`
+/// (PEM certificate and key) when given. HTTP/1.1 only, as the delegate.
+pub fn client_config(
+    trust: ServerTrust<'_>,
+    client_cert: Option<(&[u8], &[u8])>,
+) -> anyhow::Result<rustls::ClientConfig> {
+    let provider = provider();
+    let verifier: Arc<dyn ServerCertVerifier> = match trust {
+        ServerTrust::CaBundle { pem, server_name } => {
+            let mut roots = rustls::RootCertStore::empty();
+            for cert in parse_certs(pem)? {
+                roots.add(cert)?;
+            }
+            let inner =
+                WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+                    .build()?;
+            Arc::new(FixedName {
+                inner,
+                name: ServerName::try_from(server_name.to_string())?,
+            })
+        }
+        ServerTrust::Insecure => Arc::new(NoVerification {
+            provider: provider.clone(),
+        }),
+    };
+    let builder = rustls::ClientConfig::builder_with_provider(provider)
+        .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])?
+        .dangerous()
+        .with_custom_certificate_verifier(verifier);
+    let mut config = match client_cert {
+        Some((cert, key)) => builder.with_client_auth_cert(parse_certs(cert)?, parse_key(key)?)?,
+        None => builder.with_no_client_auth(),
+    };
+    config.alpn_protocols.clear();
+    Ok(config)
+}
+
+/// WebPKI verification for a fixed name, whatever host the URL had.
+#[derive(Debug)]
+struct FixedName {
+    inner: Arc<WebPkiServerVerifier>,
+    name: ServerName<'static>,
+}
+
+impl ServerCertVerifier for FixedName {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        self.inner
+            .verify_server_cert(end_entity, intermediates, &self.name, ocsp_response, now)
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.inner.supported_verify_schemes()
+    }
+}
+
+/// Accepts any certificate (`insecureSkipTLSVerify`).
+#[derive(Debug)]
+struct NoVerification {
+    provider: Arc<CryptoProvider>,
+}
+
+impl ServerCertVerifier for NoVerification {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejects_a_bundle_without_certificates() {
+        let err = client_config(
+            ServerTrust::CaBundle {
+                pem: b"not pem",
+                server_name: "metrics.kube-system.svc",
+            },
+            None,
+        );
+        assert!(err.is_err());
+    }
+
+    #[test]
+    fn insecure_needs_no_bundle() {
+        assert!(client_config(ServerTrust::Insecure, None).is_ok());
+    }
+}

@@ -1,0 +1,584 @@
+//! The aggregator with an external API server: the example metrics server
+//! (`example-metrics-server`, built with the workspace) started on a free
+//! port and registered through an APIService, a Service and an EndpointSlice
+//! pointing at 127.0.0.1, as an add-on author would.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use base64::Engine;
+
+use crate::harness::{eventually, Auth, TestCluster};
+
+const NODE: &str = "test-node";
+
+struct AddOn {
+    child: tokio::process::Child,
+    log: PathBuf,
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("free port")
+}
+
+/// Starts the example metrics server on `port` with a serving certificate
+/// for `metrics-server.kube-system.svc` from the cluster CA.
+fn start_addon(tc: &TestCluster, port: u16, dir: &std::path::Path) -> AddOn {
+    let pki = tc.cluster.pki();
+    let (cert, key) = (dir.join("metrics.crt"), dir.join("metrics.key"));
+    if !cert.exists() {
+        deploy::pki::issue_serving_cert(
+            pki,
+            &cert,
+            &key,
+            "metrics-server",
+            &["metrics-server.kube-system.svc", "127.0.0.1"],
+        )
+        .expect("serving cert");
+    }
+    let log = dir.join(format!("metrics-{port}.log"));
+    let out = std::fs::File::create(&log).expect("log file");
+    let bin = tc.cluster.config().bin_dir.join("example-metrics-server");
+    let child = tokio::process::Command::new(bin)
+        .args([
+            "--bind-address",
+            "127.0.0.1",
+            "--secure-port",
+            &port.to_string(),
+            "--tls-cert-file",
+            &cert.display().to_string(),
+            "--tls-private-key-file",
+            &key.display().to_string(),
+            "--requestheader-client-ca-file",
+            &pki.front_proxy_ca_cert.display().to_string(),
+            "--requestheader-allowed-names",
+            deploy::pki::FRONT_PROXY_CLIENT_COMMON_NAME,
+            "--node-name",
+            NODE,
+            "--metric-resolution",
+            "1s",
+        ])
+        .stdout(out.try_clone().expect("log fd"))
+        .stderr(out)
+        .kill_on_drop(true)
+        .spawn()
+        .expect("example-metrics-server must be built (cargo build --workspace --bins)");
+    AddOn { child, log }
+}
+
+fn manifests(ca_pem: &[u8], port: u16) -> String {
+    let ca = base64::engine::general_purpose::STANDARD.encode(ca_pem);
+    format!(
+        r#"apiVersion: v1
+kind: Node
+metadata:
+  name: {NODE}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: metrics-server
+  namespace: kube-system
+spec:
+  ports:
+  - name: https
+    port: 443
+    targetPort: {port}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: metrics-server-1
+  namespace: kube-system
+  labels:
+    kubernetes.io/service-name: metrics-server
+addressType: IPv4
+ports:
+- name: https
+  port: {port}
+endpoints:
+- addresses: ["127.0.0.1"]
+  conditions:
+    ready: true
+---
+apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata:
+  name: v1beta1.metrics.k8s.io
+spec:
+  group: metrics.k8s.io
+  version: v1beta1
+  groupPriorityMinimum: 100
+  versionPriority: 100
+  caBundle: {ca}
+  service:
+    namespace: kube-system
+    name: metrics-server
+"#
+    )
+}
+
+const AGGREGATED: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json";
+
+/// The freshness of `metrics.k8s.io/v1beta1` in aggregated discovery, and
+/// the names of its resources.
+async fn aggregated_metrics(client: &reqwest::Client, url: &str) -> Option<(String, Vec<String>)> {
+    let resp = client
+        .get(url)
+        .header("Accept", AGGREGATED)
+        .send()
+        .await
+        .expect("discovery");
+    assert_eq!(
+        resp.headers()["content-type"],
+        "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+    );
+    let doc: serde_json::Value = resp.json().await.expect("json");
+    let group = doc["items"]
+        .as_array()?
+        .iter()
+        .find(|g| g["metadata"]["name"] == "metrics.k8s.io")?;
+    let v = &group["versions"][0];
+    let names = v["resources"]
+        .as_array()?
+        .iter()
+        .filter_map(|r| r["resource"].as_str().map(str::to_string))
+        .collect();
+    Some((v["freshness"].as_str()?.to_string(), names))
+}
+
+async fn apiservice_line(tc: &TestCluster) -> String {
+    let (_, out, _) = tc
+        .kubectl(&[
+            "get",
+            "apiservice",
+            "v1beta1.metrics.k8s.io",
+            "--no-headers",
+        ])
+        .await;
+    out
+}
+
+#[tokio::test]
+async fn local_apiservices_and_validation() {
+    let tc = TestCluster::start().await;
+    let ok = eventually(Duration::from_secs(30), || async {
+        let (_, out, _) = tc.kubectl(&["get", "apiservices"]).await;
+        out.lines()
+            .any(|l| l.starts_with("v1. ") && l.contains("Local") && l.contains("True"))
+            && out.contains("v1.apiregistration.k8s.io")
+            && out.contains("v1.apiextensions.k8s.io")
+    })
+    .await;
+    let (_, out, _) = tc.kubectl(&["get", "apiservices"]).await;
+    assert!(ok, "local APIServices not registered/available:\n{out}");
+    assert!(
+        out.starts_with("NAME") && out.contains("SERVICE") && out.contains("AVAILABLE"),
+        "{out}"
+    );
+    let bad = "apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata:\n  name: v1.wrong.io\nspec:\n  group: other.io\n  version: v1\n  groupPriorityMinimum: 30000\n  versionPriority: 10\n  insecureSkipTLSVerify: true\n";
+    let (ok, _, err) = tc
+        .kubectl_stdin(&["create", "--validate=false", "-f", "-"], Some(bad))
+        .await;
+    assert!(!ok);
+    assert!(err.contains("must be v1.other.io"), "{err}");
+    assert!(
+        err.contains("must be positive and less than 20000"),
+        "{err}"
+    );
+    assert!(
+        err.contains("local APIServices may not have insecureSkipTLSVerify"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn external_metrics_server_through_the_aggregator() {
+    let tc = TestCluster::start().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let port = free_port();
+    let mut addon = start_addon(&tc, port, dir.path());
+    let ca = std::fs::read(&tc.cluster.pki().ca_cert).expect("ca");
+    let (ok, _, err) = tc
+        .kubectl_stdin(
+            &["apply", "--validate=false", "-f", "-"],
+            Some(&manifests(&ca, port)),
+        )
+        .await;
+    assert!(ok, "{err}");
+    let ok = eventually(Duration::from_secs(30), || async {
+        apiservice_line(&tc).await.contains("True")
+    })
+    .await;
+    assert!(ok, "not available: {}", apiservice_line(&tc).await);
+    assert!(apiservice_line(&tc)
+        .await
+        .contains("kube-system/metrics-server"));
+
+    // Data through the aggregator, as the admin.
+    let ok = eventually(Duration::from_secs(20), || async {
+        let (_, out, _) = tc
+            .kubectl(&["get", "--raw", "/apis/metrics.k8s.io/v1beta1/nodes"])
+            .await;
+        out.contains("NodeMetricsList") && out.contains(NODE)
+    })
+    .await;
+    assert!(ok, "no node metrics through the aggregator");
+    let top = tc.kubectl_ok(&["top", "node"]).await;
+    assert!(top.contains(NODE) && top.contains("CPU"), "{top}");
+    let resources = tc.kubectl_ok(&["api-resources"]).await;
+    assert!(
+        resources
+            .lines()
+            .any(|l| l.contains("metrics.k8s.io/v1beta1") && l.contains("NodeMetrics")),
+        "{resources}"
+    );
+    let admin = tc.http(Auth::AdminCert);
+    let (freshness, names) = aggregated_metrics(&admin, &tc.url("/apis"))
+        .await
+        .expect("metrics.k8s.io in aggregated discovery");
+    assert_eq!(freshness, "Current");
+    assert_eq!(names, vec!["nodes", "pods"]);
+    // Its OpenAPI document, proxied from the add-on.
+    let doc: serde_json::Value = admin
+        .get(tc.url("/openapi/v3/apis/metrics.k8s.io/v1beta1"))
+        .send()
+        .await
+        .expect("openapi")
+        .json()
+        .await
+        .expect("json");
+    assert!(
+        doc["components"]["schemas"]["io.k8s.metrics.pkg.apis.metrics.v1beta1.NodeMetrics"]
+            .is_object(),
+        "{doc}"
+    );
+    // ETag and 304.
+    let resp = admin
+        .get(tc.url("/apis"))
+        .header("Accept", AGGREGATED)
+        .send()
+        .await
+        .expect("discovery");
+    let etag = resp.headers()["etag"].clone();
+    let resp = admin
+        .get(tc.url("/apis"))
+        .header("Accept", AGGREGATED)
+        .header("If-None-Match", etag)
+        .send()
+        .await
+        .expect("discovery");
+    assert_eq!(resp.status().as_u16(), 304);
+    // The add-on saw the caller's identity.
+    let log = std::fs::read_to_string(&addon.log).expect("log");
+    assert!(
+        log.contains("kubernetes-admin") && log.contains("system:masters"),
+        "{log}"
+    );
+
+    // Forged identity headers without the front-proxy certificate: rejected.
+    let direct = tc.http(Auth::None);
+    let resp = direct
+        .get(format!(
+            "https://127.0.0.1:{port}/apis/metrics.k8s.io/v1beta1/nodes"
+        ))
+        .header("X-Remote-User", "mallory")
+        .header("X-Remote-Group", "system:masters")
+        .send()
+        .await
+        .expect("direct request");
+    assert_eq!(resp.status().as_u16(), 401);
+
+    // Stop the add-on: unavailable, 503, discovery and core keep working.
+    addon.child.kill().await.expect("kill");
+    let ok = eventually(Duration::from_secs(60), || async {
+        let l = apiservice_line(&tc).await;
+        l.contains("False (FailedDiscoveryCheck)") || l.contains("False (MissingEndpoints)")
+    })
+    .await;
+    assert!(ok, "still available: {}", apiservice_line(&tc).await);
+    let resp = admin
+        .get(tc.url("/apis/metrics.k8s.io/v1beta1/nodes"))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(resp.status().as_u16(), 503);
+    let (freshness, names) = aggregated_metrics(&admin, &tc.url("/apis"))
+        .await
+        .expect("metrics.k8s.io still in aggregated discovery");
+    assert_eq!(freshness, "Stale");
+    assert_eq!(names, vec!["nodes", "pods"]);
+    let resources = tc.kubectl_ok(&["api-resources"]).await;
+    assert!(resources.contains("namespaces"), "{resources}");
+    assert_eq!(
+        resp.text().await.expect("body").trim(),
+        "service unavailable"
+    );
+    let apis = tc.kubectl_ok(&["get", "--raw", "/apis"]).await;
+    assert!(apis.contains("\"metrics.k8s.io\""), "{apis}");
+    let (ok, _, err) = tc.kubectl(&["get", "pods", "-A"]).await;
+    assert!(
+        ok,
+        "kubectl get pods failed while the add-on is down: {err}"
+    );
+
+    // Start it again: it recovers by itself.
+    let _addon = start_addon(&tc, port, dir.path());
+    let ok = eventually(Duration::from_secs(60), || async {
+        apiservice_line(&tc).await.contains("True")
+    })
+    .await;
+    assert!(ok, "did not recover: {}", apiservice_line(&tc).await);
+
+    // Deleting the APIService: 404 and gone from discovery.
+    tc.kubectl_ok(&["delete", "apiservice", "v1beta1.metrics.k8s.io"])
+        .await;
+    let ok = eventually(Duration::from_secs(10), || async {
+        let resp = admin
+            .get(tc.url("/apis/metrics.k8s.io/v1beta1/nodes"))
+            .send()
+            .await
+            .expect("request");
+        resp.status().as_u16() == 404
+    })
+    .await;
+    assert!(ok, "paths of a deleted APIService still served");
+    let apis = tc.kubectl_ok(&["get", "--raw", "/apis"]).await;
+    assert!(!apis.contains("\"metrics.k8s.io\""), "{apis}");
+    assert!(aggregated_metrics(&admin, &tc.url("/apis")).await.is_none());
+}
+
+#[tokio::test]
+async fn trust_for_external_servers() {
+    let tc = TestCluster::start().await;
+    let ok = eventually(Duration::from_secs(20), || async {
+        tc.kubectl(&[
+            "-n",
+            "kube-system",
+            "get",
+            "configmap",
+            "extension-apiserver-authentication",
+        ])
+        .await
+        .0
+    })
+    .await;
+    assert!(ok, "extension-apiserver-authentication not published");
+    let cm = tc
+        .kubectl_ok(&[
+            "-n",
+            "kube-system",
+            "get",
+            "configmap",
+            "extension-apiserver-authentication",
+            "-o",
+            "json",
+        ])
+        .await;
+    let cm: serde_json::Value = serde_json::from_str(&cm).expect("json");
+    let ca = std::fs::read_to_string(&tc.cluster.pki().ca_cert).expect("ca");
+    let fp_ca = std::fs::read_to_string(&tc.cluster.pki().front_proxy_ca_cert).expect("ca");
+    assert_eq!(cm["data"]["client-ca-file"], ca.as_str());
+    assert_eq!(cm["data"]["requestheader-client-ca-file"], fp_ca.as_str());
+    assert_eq!(
+        cm["data"]["requestheader-allowed-names"],
+        "[\"front-proxy-client\"]"
+    );
+    assert_eq!(
+        cm["data"]["requestheader-username-headers"],
+        "[\"X-Remote-User\"]"
+    );
+    assert_eq!(
+        cm["data"]["requestheader-extra-headers-prefix"],
+        "[\"X-Remote-Extra-\"]"
+    );
+
+    // TokenReview: the admin token authenticates, a made-up one does not.
+    let review = |token: &str| {
+        format!(
+            "{{\"apiVersion\":\"authentication.k8s.io/v1\",\"kind\":\"TokenReview\",\"spec\":{{\"token\":\"{token}\"}}}}"
+        )
+    };
+    let token = tc.cluster.pki().admin_token.clone();
+    let (ok, out, err) = tc
+        .kubectl_stdin(
+            &["create", "--validate=false", "-o", "json", "-f", "-"],
+            Some(&review(&token)),
+        )
+        .await;
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["status"]["authenticated"], true, "{out}");
+    assert!(v["status"]["user"]["groups"]
+        .as_array()
+        .is_some_and(|g| g.iter().any(|g| g == "system:masters")));
+    let (ok, out, err) = tc
+        .kubectl_stdin(
+            &["create", "--validate=false", "-o", "json", "-f", "-"],
+            Some(&review("not-a-token")),
+        )
+        .await;
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_ne!(v["status"]["authenticated"], true, "{out}");
+
+    // SubjectAccessReview and `kubectl auth can-i`.
+    let sar = r#"{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{"user":"alice","resourceAttributes":{"verb":"get","resource":"pods","namespace":"default"}}}"#;
+    let (ok, out, err) = tc
+        .kubectl_stdin(
+            &["create", "--validate=false", "-o", "json", "-f", "-"],
+            Some(sar),
+        )
+        .await;
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["status"]["allowed"], true, "{out}");
+    let bad = r#"{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{"resourceAttributes":{"verb":"get"}}}"#;
+    let (ok, _, err) = tc
+        .kubectl_stdin(&["create", "--validate=false", "-f", "-"], Some(bad))
+        .await;
+    assert!(!ok);
+    assert!(
+        err.contains("at least one of user or group must be specified"),
+        "{err}"
+    );
+    let ssar = r#"{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview","spec":{"nonResourceAttributes":{"path":"/healthz","verb":"get"}}}"#;
+    let (ok, out, err) = tc
+        .kubectl_stdin(
+            &["create", "--validate=false", "-o", "json", "-f", "-"],
+            Some(ssar),
+        )
+        .await;
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["status"]["allowed"], true, "{out}");
+}
+
+/// A remote APIService whose server is kube-core itself (reached through a
+/// Service and EndpointSlice, `insecureSkipTLSVerify`): a `kubectl get -w` on
+/// its group streams through the aggregator's remote proxy.
+#[tokio::test]
+async fn watch_streams_through_a_remote_apiservice() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+
+    let tc = TestCluster::start().await;
+    let core_port = tc.cluster.ports().kube_core;
+    let objs = format!(
+        r#"apiVersion: v1
+kind: Service
+metadata:
+  name: core-loop
+  namespace: default
+spec:
+  ports:
+  - name: https
+    port: 443
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: core-loop-1
+  namespace: default
+  labels:
+    kubernetes.io/service-name: core-loop
+addressType: IPv4
+ports:
+- name: https
+  port: {core_port}
+endpoints:
+- addresses: ["127.0.0.1"]
+---
+apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata:
+  name: v1.discovery.k8s.io
+spec:
+  group: discovery.k8s.io
+  version: v1
+  groupPriorityMinimum: 16200
+  versionPriority: 15
+  insecureSkipTLSVerify: true
+  service:
+    namespace: default
+    name: core-loop
+"#
+    );
+    // The local APIService is registered first; the remote one replaces it.
+    let ok = eventually(Duration::from_secs(20), || async {
+        tc.kubectl(&["get", "apiservice", "v1.discovery.k8s.io"])
+            .await
+            .0
+    })
+    .await;
+    assert!(ok, "v1.discovery.k8s.io not auto-registered");
+    let (ok, _, err) = tc
+        .kubectl_stdin(&["apply", "--validate=false", "-f", "-"], Some(&objs))
+        .await;
+    assert!(ok, "{err}");
+    let ok = eventually(Duration::from_secs(30), || async {
+        let (_, out, _) = tc
+            .kubectl(&["get", "apiservice", "v1.discovery.k8s.io", "--no-headers"])
+            .await;
+        out.contains("default/core-loop") && out.contains("True")
+    })
+    .await;
+    assert!(ok, "remote APIService not available");
+
+    let mut child = tc.kubectl_spawn(&[
+        "-n",
+        "default",
+        "get",
+        "endpointslices",
+        "-w",
+        "--output-watch-events",
+    ]);
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let slice = r#"{"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"name":"watched","namespace":"default"},"addressType":"IPv4","endpoints":[]}"#;
+    let read = async {
+        let mut created = false;
+        while let Ok(Some(line)) = lines.next_line().await {
+            let mut words = line.split_whitespace();
+            let (event, name) = (words.next(), words.next());
+            if !created && event == Some("ADDED") && name == Some("core-loop-1") {
+                let (ok, _, err) = tc
+                    .kubectl_stdin(&["create", "--validate=false", "-f", "-"], Some(slice))
+                    .await;
+                assert!(ok, "{err}");
+                created = true;
+            }
+            if event == Some("ADDED") && name == Some("watched") {
+                return true;
+            }
+        }
+        false
+    };
+    let seen = tokio::time::timeout(Duration::from_secs(30), read)
+        .await
+        .unwrap_or(false);
+    let _ = child.kill().await;
+    assert!(seen, "the watch did not stream the new object");
+
+    // The group really is served through the remote route: without its
+    // endpoints it answers 503.
+    tc.kubectl_ok(&["-n", "default", "delete", "service", "core-loop"])
+        .await;
+    let admin = tc.http(Auth::AdminCert);
+    let ok = eventually(Duration::from_secs(30), || async {
+        let resp = admin
+            .get(tc.url("/apis/discovery.k8s.io/v1/endpointslices"))
+            .send()
+            .await
+            .expect("request");
+        resp.status().as_u16() == 503
+    })
+    .await;
+    assert!(ok, "the remote APIService still served without its Service");
+    let (_, out, _) = tc
+        .kubectl(&["get", "apiservice", "v1.discovery.k8s.io", "--no-headers"])
+        .await;
+    assert!(out.contains("False (ServiceNotFound)"), "{out}");
+}
