@@ -22,6 +22,7 @@ pub mod endpoints;
 pub mod filters;
 pub mod proxy;
 pub mod registry;
+pub mod schema;
 pub mod selection;
 pub mod server;
 pub mod storage;
