@@ -65,6 +65,9 @@ pub struct ResourceDef {
     /// Extra Table columns after `Name` (kubectl get); empty means upstream's
     /// default `Name`, `Created At`.
     pub columns: Vec<Column>,
+    /// Columns built at runtime (custom resources' printer columns), shown
+    /// after `columns`; when both are empty the default columns apply.
+    pub dynamic_columns: Vec<super::table::DynamicColumn>,
     /// Whether DELETE answers with the deleted object rather than a Success
     /// Status (upstream's `ReturnDeletedObject`, set for pods).
     pub return_deleted_object: bool,
@@ -90,6 +93,7 @@ impl ResourceDef {
             name_rule: NameRule::Dns1123Subdomain,
             selectable_fields: vec![],
             columns: vec![],
+            dynamic_columns: vec![],
             return_deleted_object: false,
             strategy: Arc::new(DefaultStrategy),
         }

@@ -163,6 +163,7 @@ impl Store {
     pub fn decode(&self, kv: &KeyValue) -> Result<Value, ApiError> {
         let mut obj: Value = serde_json::from_slice(&kv.value)
             .map_err(|e| ApiError::internal(format!("decoding {}: {e}", kv.key)))?;
+        self.def.strategy.on_read(&mut obj);
         meta::set(
             &mut obj,
             "resourceVersion",

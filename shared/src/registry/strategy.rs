@@ -53,6 +53,11 @@ pub trait Strategy: Send + Sync {
     fn retain_on_delete(&self, _obj: &mut Value) -> bool {
         false
     }
+
+    /// Adjusts an object read from storage before anyone sees it (custom
+    /// resources are pruned and defaulted on read, as upstream's decoder
+    /// does).
+    fn on_read(&self, _obj: &mut Value) {}
 }
 
 /// The strategy of kinds with nothing particular.

@@ -24,6 +24,9 @@ pub struct ApiServer {
     pub readyz: HealthChecks,
     version: Value,
     server_address: String,
+    /// While set, requests this server would answer 404 get 503 with
+    /// `Retry-After` instead (routes not loaded yet after start).
+    routes_pending: std::sync::atomic::AtomicBool,
 }
 
 impl ApiServer {
@@ -36,7 +39,16 @@ impl ApiServer {
             readyz: HealthChecks::new(),
             version: crate::endpoints::version::version_info(),
             server_address,
+            routes_pending: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// Marks the routes as still loading (`true`) or loaded (`false`): while
+    /// loading, what would be a 404 at the end of the chain is a 503 with
+    /// `Retry-After: 1`, so clients never see false 404s after a restart.
+    pub fn set_routes_pending(&self, pending: bool) {
+        self.routes_pending
+            .store(pending, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// The groups currently served.
@@ -131,6 +143,16 @@ impl ApiServer {
             Some(d) => {
                 let user = req.extensions().get::<UserInfo>().cloned();
                 d.forward(req, user.as_ref()).await
+            }
+            None if self
+                .routes_pending
+                .load(std::sync::atomic::Ordering::SeqCst) =>
+            {
+                ApiError::service_unavailable_retry(
+                    "the server is starting; its API routes are not loaded yet",
+                    1,
+                )
+                .into_response()
             }
             None => ApiError::path_not_found().into_response(),
         }

@@ -1,0 +1,215 @@
+//! Serving custom resources: one generic [`Store`] per served version of an
+//! Established CRD, declared at runtime from the CRD (names, scope,
+//! subresources, printer columns, selectable fields) and driven by a
+//! strategy that prunes, defaults and validates with the version's schema.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use shared::admission::AdmissionChain;
+use shared::registry::resource::ResourceDef;
+use shared::registry::store::Store;
+use shared::registry::strategy::Strategy;
+use shared::registry::table::DynamicColumn;
+use shared::registry::validation::{FieldError, FieldPath};
+use shared::schema::Schema;
+use shared::storage::EtcdStorage;
+
+use crate::crd;
+use crate::jsonpath::JsonPath;
+
+/// Upstream's description of the default `Age` column.
+const AGE_DESCRIPTION: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
+
+/// Behaviour of one version of a custom resource.
+pub struct CustomResourceStrategy {
+    schema: Arc<Schema>,
+    api_version: String,
+}
+
+impl CustomResourceStrategy {
+    fn normalize(&self, obj: &mut Value) {
+        self.schema.prune(obj);
+        self.schema.apply_defaults(obj);
+    }
+}
+
+impl Strategy for CustomResourceStrategy {
+    fn prepare_for_create(&self, obj: &mut Value) {
+        self.normalize(obj);
+    }
+
+    fn prepare_for_update(&self, new: &mut Value, _old: &Value) {
+        self.normalize(new);
+    }
+
+    fn validate(&self, obj: &Value) -> Vec<FieldError> {
+        self.schema.validate(obj, &FieldPath::nil())
+    }
+
+    fn tracks_generation(&self) -> bool {
+        true
+    }
+
+    fn on_read(&self, obj: &mut Value) {
+        // Conversion `None`: every version holds the same fields.
+        if let Value::Object(m) = obj {
+            m.insert("apiVersion".into(), Value::String(self.api_version.clone()));
+        }
+        self.normalize(obj);
+    }
+}
+
+fn strings(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The printer columns of a version (upstream's default `Age` when none).
+fn columns(version: &Value) -> Vec<DynamicColumn> {
+    let declared = version
+        .get("additionalPrinterColumns")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if declared.is_empty() {
+        return vec![DynamicColumn {
+            name: "Age".into(),
+            type_: "date".into(),
+            format: String::new(),
+            description: AGE_DESCRIPTION.into(),
+            priority: 0,
+            cell: Arc::new(|obj: &Value| {
+                obj.get("metadata")
+                    .and_then(|m| m.get("creationTimestamp"))
+                    .cloned()
+                    .unwrap_or(Value::Null)
+            }),
+        }];
+    }
+    declared
+        .iter()
+        .map(|c| {
+            let s = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+            let type_ = s("type");
+            let path = JsonPath::parse(&s("jsonPath")).ok();
+            let is_string = type_ == "string";
+            DynamicColumn {
+                name: s("name"),
+                type_,
+                format: s("format"),
+                description: s("description"),
+                priority: c.get("priority").and_then(Value::as_i64).unwrap_or(0) as i32,
+                cell: Arc::new(move |obj: &Value| {
+                    let Some(first) = path.as_ref().and_then(|p| p.find(obj).into_iter().next())
+                    else {
+                        return Value::Null;
+                    };
+                    match first {
+                        Value::String(_) => first.clone(),
+                        other if is_string => Value::String(match other {
+                            Value::Array(_) | Value::Object(_) => other.to_string(),
+                            _ => other.to_string(),
+                        }),
+                        other => other.clone(),
+                    }
+                }),
+            }
+        })
+        .collect()
+}
+
+/// What is compiled once per CRD generation: the stores of its served versions.
+pub fn stores_for(crd_obj: &Value, storage: &EtcdStorage, prefix: &str) -> Vec<Store> {
+    let group = crd::spec_str(crd_obj, &["group"]).to_string();
+    let names = crd_obj
+        .get("status")
+        .and_then(|s| s.get("acceptedNames"))
+        .filter(|n| {
+            n.get("plural")
+                .and_then(Value::as_str)
+                .is_some_and(|p| !p.is_empty())
+        })
+        .or_else(|| crd_obj.get("spec").and_then(|s| s.get("names")))
+        .cloned()
+        .unwrap_or(Value::Null);
+    let ns = |k: &str| {
+        names
+            .get(k)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let (plural, kind) = (ns("plural"), ns("kind"));
+    let singular = match ns("singular") {
+        s if s.is_empty() => kind.to_lowercase(),
+        s => s,
+    };
+    let namespaced = crd::spec_str(crd_obj, &["scope"]) != "Cluster";
+    let mut versions: Vec<&Value> = crd::versions(crd_obj)
+        .iter()
+        .filter(|v| v.get("served").and_then(Value::as_bool) == Some(true))
+        .collect();
+    versions.sort_by(|a, b| {
+        crd::version_priority(
+            a.get("name").and_then(Value::as_str).unwrap_or(""),
+            b.get("name").and_then(Value::as_str).unwrap_or(""),
+        )
+    });
+    versions
+        .into_iter()
+        .map(|v| {
+            let version = v
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            let schema = v
+                .get("schema")
+                .and_then(|s| s.get("openAPIV3Schema"))
+                .map(Schema::compile)
+                .unwrap_or_else(|| {
+                    Schema::compile(
+                        &json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
+                    )
+                });
+            let strategy = CustomResourceStrategy {
+                schema: Arc::new(schema),
+                api_version: format!("{group}/{version}"),
+            };
+            let mut def = ResourceDef::new(&group, &version, &kind, &plural)
+                .singular(&singular)
+                .storage_path(&format!("{group}/{plural}"))
+                .strategy(strategy);
+            if !namespaced {
+                def = def.cluster_scoped();
+            }
+            def.short_names = strings(names.get("shortNames"));
+            def.categories = strings(names.get("categories"));
+            if v.get("subresources")
+                .and_then(|s| s.get("status"))
+                .is_some()
+            {
+                def = def.with_status();
+            }
+            def.selectable_fields = v
+                .get("selectableFields")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|f| f.get("jsonPath").and_then(Value::as_str))
+                        .map(|p| p.trim_start_matches('.').to_string())
+                        .collect()
+                })
+                .unwrap_or_default();
+            def.dynamic_columns = columns(v);
+            Store::new(def, storage.clone(), prefix, AdmissionChain::default())
+        })
+        .collect()
+}
