@@ -68,11 +68,36 @@ fn name_list(names: &Value) -> (String, String, Vec<String>, String, String) {
     (s("plural"), s("singular"), shorts, s("kind"), s("listKind"))
 }
 
-/// Names taken in one group.
+/// Names taken in one group: resource names (plural, singular, short
+/// names) and kinds (kind, listKind), each with the CRD that holds it.
 #[derive(Default)]
 struct Taken {
-    resources: HashSet<String>,
-    kinds: HashSet<String>,
+    resources: HashMap<String, String>,
+    kinds: HashMap<String, String>,
+}
+
+impl Taken {
+    fn add(&mut self, names: &Value, owner: &str) {
+        let (plural, singular, shorts, kind, list_kind) = name_list(names);
+        for r in [plural, singular].into_iter().chain(shorts) {
+            if !r.is_empty() {
+                self.resources.entry(r).or_insert_with(|| owner.to_string());
+            }
+        }
+        for k in [kind, list_kind] {
+            if !k.is_empty() {
+                self.kinds.entry(k).or_insert_with(|| owner.to_string());
+            }
+        }
+    }
+
+    fn resource_taken(&self, name: &str, me: &str) -> bool {
+        self.resources.get(name).is_some_and(|o| o != me)
+    }
+
+    fn kind_taken(&self, name: &str, me: &str) -> bool {
+        self.kinds.get(name).is_some_and(|o| o != me)
+    }
 }
 
 impl Controller {
@@ -134,25 +159,35 @@ impl Controller {
             (meta::meta_str(a, "creationTimestamp"), meta::name(a))
                 .cmp(&(meta::meta_str(b, "creationTimestamp"), meta::name(b)))
         });
+        // Names already accepted (in status) are held by their CRD first.
         let mut taken: HashMap<String, Taken> = HashMap::new();
+        for obj in &all {
+            if let Some(accepted) = obj.get("status").and_then(|s| s.get("acceptedNames")) {
+                taken
+                    .entry(crd::spec_str(obj, &["group"]).to_string())
+                    .or_default()
+                    .add(accepted, meta::name(obj));
+            }
+        }
         let mut serving = Vec::new();
         for obj in all {
             let group = crd::spec_str(&obj, &["group"]).to_string();
+            let me = meta::name(&obj).to_string();
             let wanted = names_of(&obj);
             let (plural, singular, shorts, kind, list_kind) = name_list(&wanted);
             let t = taken.entry(group.clone()).or_default();
-            let conflict = if t.resources.contains(&plural) {
+            let conflict = if t.resource_taken(&plural, &me) {
                 Some(("PluralConflict", format!("{plural:?} is already in use")))
-            } else if !singular.is_empty() && t.resources.contains(&singular) {
+            } else if !singular.is_empty() && t.resource_taken(&singular, &me) {
                 Some((
                     "SingularConflict",
                     format!("{singular:?} is already in use"),
                 ))
-            } else if let Some(s) = shorts.iter().find(|s| t.resources.contains(*s)) {
+            } else if let Some(s) = shorts.iter().find(|s| t.resource_taken(s, &me)) {
                 Some(("ShortNamesConflict", format!("{s:?} is already in use")))
-            } else if t.kinds.contains(&kind) {
+            } else if t.kind_taken(&kind, &me) {
                 Some(("KindConflict", format!("{kind:?} is already in use")))
-            } else if !list_kind.is_empty() && t.kinds.contains(&list_kind) {
+            } else if !list_kind.is_empty() && t.kind_taken(&list_kind, &me) {
                 Some((
                     "ListKindConflict",
                     format!("{list_kind:?} is already in use"),
@@ -185,17 +220,7 @@ impl Controller {
                         .unwrap_or(Value::Null)
                 }
             };
-            let (ap, asg, ash, ak, alk) = name_list(&accepted);
-            for r in [ap, asg].into_iter().chain(ash) {
-                if !r.is_empty() {
-                    t.resources.insert(r);
-                }
-            }
-            for k in [ak, alk] {
-                if !k.is_empty() {
-                    t.kinds.insert(k);
-                }
-            }
+            t.add(&accepted, &me);
             if conflict.is_none() {
                 conditions::set(
                     &mut new,

@@ -55,7 +55,7 @@ pub fn check(schema: &Value, path: &FieldPath) -> Vec<FieldError> {
             ));
         }
     }
-    walk(schema, path, Ctx::Root, &mut errs);
+    walk(schema, path, Ctx::Root, false, &mut errs);
     errs
 }
 
@@ -68,7 +68,15 @@ enum Ctx {
     Junctor,
 }
 
-fn walk(s: &Value, path: &FieldPath, ctx: Ctx, errs: &mut Vec<FieldError>) {
+/// `int_or_string_parent`: the junctor's owner has `x-kubernetes-int-or-string`,
+/// which upstream lets spell out `anyOf: [{type: integer}, {type: string}]`.
+fn walk(
+    s: &Value,
+    path: &FieldPath,
+    ctx: Ctx,
+    int_or_string_parent: bool,
+    errs: &mut Vec<FieldError>,
+) {
     let Some(m) = s.as_object() else {
         return;
     };
@@ -128,10 +136,13 @@ fn walk(s: &Value, path: &FieldPath, ctx: Ctx, errs: &mut Vec<FieldError>) {
         .is_none_or(str::is_empty);
     if ctx == Ctx::Junctor {
         for k in FORBIDDEN_IN_JUNCTORS {
+            if *k == "type" && int_or_string_parent {
+                continue;
+            }
             if m.contains_key(*k) {
                 errs.push(FieldError::forbidden(
                     path.child(k),
-                    format!("must not be used inside of logical junctors"),
+                    "must not be used inside of logical junctors",
                 ));
             }
         }
@@ -184,29 +195,36 @@ fn walk(s: &Value, path: &FieldPath, ctx: Ctx, errs: &mut Vec<FieldError>) {
     if let Some(props) = m.get("properties").and_then(Value::as_object) {
         let pp = path.child("properties");
         for (k, v) in props {
-            walk(v, &pp.key(k), Ctx::Property, errs);
+            walk(v, &pp.key(k), Ctx::Property, false, errs);
         }
     }
     if let Some(items) = m.get("items").filter(|i| i.is_object()) {
-        walk(items, &path.child("items"), Ctx::Item, errs);
+        walk(items, &path.child("items"), Ctx::Item, false, errs);
     }
     if let Some(a) = m.get("additionalProperties").filter(|a| a.is_object()) {
         walk(
             a,
             &path.child("additionalProperties"),
             Ctx::Additional,
+            false,
             errs,
         );
     }
     for j in ["allOf", "anyOf", "oneOf"] {
         if let Some(list) = m.get(j).and_then(Value::as_array) {
             for (i, v) in list.iter().enumerate() {
-                walk(v, &path.child(j).index(i), Ctx::Junctor, errs);
+                walk(
+                    v,
+                    &path.child(j).index(i),
+                    Ctx::Junctor,
+                    int_or_string,
+                    errs,
+                );
             }
         }
     }
     if let Some(n) = m.get("not") {
-        walk(n, &path.child("not"), Ctx::Junctor, errs);
+        walk(n, &path.child("not"), Ctx::Junctor, int_or_string, errs);
     }
 }
 
