@@ -35,7 +35,7 @@ pub struct Controller {
     storage: EtcdStorage,
     prefix: String,
     /// uid → (compiled-for key, stores of the served versions).
-    cache: Mutex<HashMap<String, (String, Vec<Store>)>>,
+    cache: Mutex<HashMap<String, (String, Vec<serving::Served>)>>,
     wake: Notify,
 }
 
@@ -281,7 +281,7 @@ impl Controller {
         let name = meta::name(crd_obj).to_string();
         let stores = serving::stores_for(crd_obj, &self.storage, &self.prefix);
         let mut remaining = 0;
-        if let Some(store) = stores.first() {
+        if let Some(store) = stores.first().map(|s| &s.store) {
             let ctx = WriteContext::default();
             if let Err(e) = store
                 .delete_collection("", &ListOptions::default(), &DeleteOptions::default(), &ctx)
@@ -379,7 +379,7 @@ impl Controller {
             }
             if let Some((_, stores)) = cache.get(&uid) {
                 for s in stores {
-                    groups.add(s.clone());
+                    s.register(&mut groups);
                 }
             }
             live.insert(uid);

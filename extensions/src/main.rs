@@ -6,6 +6,7 @@
 mod controller;
 mod crd;
 mod jsonpath;
+mod scale;
 mod serving;
 
 use std::sync::Arc;

@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 use shared::admission::AdmissionChain;
-use shared::registry::resource::ResourceDef;
+use shared::endpoints::discovery::GroupSet;
+use shared::registry::resource::{ResourceDef, Subresource};
 use shared::registry::store::Store;
 use shared::registry::strategy::Strategy;
 use shared::registry::table::DynamicColumn;
@@ -17,6 +18,7 @@ use shared::storage::EtcdStorage;
 
 use crate::crd;
 use crate::jsonpath::JsonPath;
+use crate::scale::{self, ScalePaths};
 
 /// Upstream's description of the default `Age` column.
 const AGE_DESCRIPTION: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
@@ -125,8 +127,42 @@ fn columns(version: &Value) -> Vec<DynamicColumn> {
         .collect()
 }
 
+/// One served version: its store, and its scale paths when it has `/scale`.
+#[derive(Clone)]
+pub struct Served {
+    pub store: Store,
+    pub scale: Option<Arc<ScalePaths>>,
+}
+
+impl Served {
+    /// Adds the route of this version to `groups`.
+    pub fn register(&self, groups: &mut GroupSet) {
+        match &self.scale {
+            None => groups.add(self.store.clone()),
+            Some(paths) => {
+                let store = Arc::new(self.store.clone());
+                let paths = paths.clone();
+                let def = (*self.store.def).clone();
+                groups.add_handler(
+                    def,
+                    Arc::new(move |req, info| {
+                        let (store, paths) = (store.clone(), paths.clone());
+                        Box::pin(async move {
+                            if info.subresource == "scale" {
+                                scale::serve(store, paths, req, info).await
+                            } else {
+                                shared::endpoints::handlers::serve(&store, &info, req).await
+                            }
+                        })
+                    }),
+                );
+            }
+        }
+    }
+}
+
 /// What is compiled once per CRD generation: the stores of its served versions.
-pub fn stores_for(crd_obj: &Value, storage: &EtcdStorage, prefix: &str) -> Vec<Store> {
+pub fn stores_for(crd_obj: &Value, storage: &EtcdStorage, prefix: &str) -> Vec<Served> {
     let group = crd::spec_str(crd_obj, &["group"]).to_string();
     let names = crd_obj
         .get("status")
@@ -209,7 +245,17 @@ pub fn stores_for(crd_obj: &Value, storage: &EtcdStorage, prefix: &str) -> Vec<S
                 })
                 .unwrap_or_default();
             def.dynamic_columns = columns(v);
-            Store::new(def, storage.clone(), prefix, AdmissionChain::default())
+            let scale = v
+                .get("subresources")
+                .and_then(|s| s.get("scale"))
+                .map(|s| Arc::new(ScalePaths::from_crd(s)));
+            if scale.is_some() {
+                def = def.with_subresource(Subresource::Scale);
+            }
+            Served {
+                store: Store::new(def, storage.clone(), prefix, AdmissionChain::default()),
+                scale,
+            }
         })
         .collect()
 }

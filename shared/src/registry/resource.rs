@@ -18,6 +18,9 @@ pub enum Subresource {
     Status,
     /// `/finalize` (namespaces): only `spec.finalizers` changes.
     Finalize,
+    /// `/scale`: an `autoscaling/v1` Scale view of the object. The generic
+    /// handlers do not serve it; a tier that declares it routes it itself.
+    Scale,
 }
 
 impl Subresource {
@@ -26,6 +29,7 @@ impl Subresource {
         match self {
             Subresource::Status => "status",
             Subresource::Finalize => "finalize",
+            Subresource::Scale => "scale",
         }
     }
 }

@@ -530,7 +530,7 @@ impl Store {
                 meta::set(&mut merged, "resourceVersion", Value::String(rv));
                 *new = merged;
             }
-            None => {
+            Some(Subresource::Scale) | None => {
                 if has_status {
                     if let Value::Object(m) = new {
                         match old.get("status") {

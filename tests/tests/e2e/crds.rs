@@ -19,6 +19,7 @@ fn spec_properties() -> Value {
             "size",
             json!({"type": "integer", "minimum": 1, "maximum": 10}),
         ),
+        ("replicas", json!({"type": "integer", "minimum": 0})),
         (
             "ratio",
             json!({"type": "number", "exclusiveMinimum": true, "minimum": 0, "exclusiveMaximum": true, "maximum": 1}),
@@ -85,7 +86,7 @@ fn widget_crd(scope: &str) -> Value {
             "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "shortNames": ["wd"]},
             "versions": [{
                 "name": "v1", "served": true, "storage": true,
-                "subresources": {"status": {}},
+                "subresources": {"status": {}, "scale": {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas", "labelSelectorPath": ".status.selector"}},
                 "additionalPrinterColumns": [
                     {"name": "Size", "type": "integer", "jsonPath": ".spec.size"},
                     {"name": "Color", "type": "string", "jsonPath": ".spec.color"},
@@ -103,6 +104,7 @@ fn widget_crd(scope: &str) -> Value {
                         },
                         "status": {"type": "object", "properties": {
                             "replicas": {"type": "integer"},
+                            "selector": {"type": "string"},
                             "conditions": {"type": "array", "items": {"type": "object", "properties": {"type": {"type": "string"}, "status": {"type": "string"}}}}
                         }}
                     }
@@ -250,7 +252,57 @@ async fn crd_lifecycle_custom_resources_and_cleanup() {
     .expect("json");
     assert_eq!(got["metadata"]["generation"], 2, "{got}");
     assert_eq!(got["spec"]["size"], 4);
+    let generation_before_scale = 2;
     assert_eq!(got["status"]["conditions"][0]["status"], "True");
+
+    // The scale subresource: kubectl scale, and the Scale view.
+    c.kubectl_ok(&[
+        "-n",
+        "demo",
+        "patch",
+        "widget",
+        "w1",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"replicas":2,"selector":"app=w1"}}"#,
+    ])
+    .await;
+    let out = c
+        .kubectl_ok(&["-n", "demo", "scale", "widget", "w1", "--replicas=5"])
+        .await;
+    assert!(out.contains("scaled"), "{out}");
+    let scale: Value = serde_json::from_str(
+        &c.kubectl_ok(&[
+            "get",
+            "--raw",
+            "/apis/example.com/v1/namespaces/demo/widgets/w1/scale",
+        ])
+        .await,
+    )
+    .expect("json");
+    assert_eq!(scale["kind"], "Scale");
+    assert_eq!(scale["apiVersion"], "autoscaling/v1");
+    assert_eq!(scale["spec"]["replicas"], 5, "{scale}");
+    assert_eq!(
+        scale["status"],
+        json!({"replicas": 2, "selector": "app=w1"})
+    );
+    let got: Value = serde_json::from_str(
+        &c.kubectl_ok(&["-n", "demo", "get", "widget", "w1", "-o", "json"])
+            .await,
+    )
+    .expect("json");
+    assert_eq!(got["spec"]["replicas"], 5);
+    assert_eq!(
+        got["metadata"]["generation"],
+        generation_before_scale + 1,
+        "{got}"
+    );
+    let (ok, _, err) = c
+        .kubectl(&["-n", "demo", "scale", "widget", "w1", "--replicas=-1"])
+        .await;
+    assert!(!ok, "{err}");
 
     // Validation through a patch: 422 with upstream's message.
     let (ok, _, err) = c
