@@ -53,6 +53,14 @@ impl Strategy for CustomResourceStrategy {
         true
     }
 
+    fn prepare_for_status_update(&self, new: &mut Value, _old: &Value) {
+        self.normalize(new);
+    }
+
+    fn validate_status_update(&self, new: &Value, _old: &Value) -> Vec<FieldError> {
+        self.schema.validate(new, &FieldPath::nil())
+    }
+
     fn on_read(&self, obj: &mut Value) {
         // Conversion `None`: every version holds the same fields.
         if let Value::Object(m) = obj {

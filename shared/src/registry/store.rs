@@ -400,8 +400,12 @@ impl Store {
                 old.get("metadata").unwrap_or(&Value::Null),
                 &FieldPath::new("metadata"),
             );
-            if subresource.is_none() {
-                errors.extend(self.def.strategy.validate_update(&new, &old));
+            match subresource {
+                None => errors.extend(self.def.strategy.validate_update(&new, &old)),
+                Some(Subresource::Status) => {
+                    errors.extend(self.def.strategy.validate_status_update(&new, &old))
+                }
+                Some(_) => {}
             }
             if !errors.is_empty() {
                 return Err(self.invalid(name, &errors));
@@ -513,6 +517,7 @@ impl Store {
                 }
                 meta::set(&mut merged, "resourceVersion", Value::String(rv));
                 *new = merged;
+                self.def.strategy.prepare_for_status_update(new, old);
             }
             Some(Subresource::Finalize) => {
                 let finalizers = new.get("spec").and_then(|s| s.get("finalizers")).cloned();

@@ -58,6 +58,15 @@ pub trait Strategy: Send + Sync {
     /// resources are pruned and defaulted on read, as upstream's decoder
     /// does).
     fn on_read(&self, _obj: &mut Value) {}
+
+    /// Adjusts a `/status` update after the store kept everything but
+    /// `.status` from the old object.
+    fn prepare_for_status_update(&self, _new: &mut Value, _old: &Value) {}
+
+    /// Validation of a `/status` update (the whole new object is given).
+    fn validate_status_update(&self, _new: &Value, _old: &Value) -> Vec<FieldError> {
+        Vec::new()
+    }
 }
 
 /// The strategy of kinds with nothing particular.

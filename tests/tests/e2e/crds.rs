@@ -255,6 +255,23 @@ async fn crd_lifecycle_custom_resources_and_cleanup() {
     let generation_before_scale = 2;
     assert_eq!(got["status"]["conditions"][0]["status"], "True");
 
+    // /status is validated and pruned with the schema too.
+    let (ok, _, err) = c
+        .kubectl(&[
+            "-n",
+            "demo",
+            "patch",
+            "widget",
+            "w1",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            r#"{"status":{"replicas":"many"}}"#,
+        ])
+        .await;
+    assert!(!ok);
+    assert!(err.contains(r#"status.replicas: Invalid value: "string": status.replicas in body must be of type integer: "string""#), "{err}");
+
     // The scale subresource: kubectl scale, and the Scale view.
     c.kubectl_ok(&[
         "-n",
