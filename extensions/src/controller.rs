@@ -37,6 +37,7 @@ pub struct Controller {
     /// uid → (compiled-for key, stores of the served versions).
     cache: Mutex<HashMap<String, (String, Vec<serving::Served>)>>,
     wake: Notify,
+    openapi: Arc<crate::openapi::OpenApi>,
 }
 
 fn names_of(crd_obj: &Value) -> Value {
@@ -102,7 +103,13 @@ impl Taken {
 
 impl Controller {
     /// A controller for the CRDs in `crds`, serving through `api`.
-    pub fn new(api: Arc<ApiServer>, crds: Store, storage: EtcdStorage, prefix: &str) -> Arc<Self> {
+    pub fn new(
+        api: Arc<ApiServer>,
+        crds: Store,
+        storage: EtcdStorage,
+        prefix: &str,
+        openapi: Arc<crate::openapi::OpenApi>,
+    ) -> Arc<Self> {
         Arc::new(Controller {
             api,
             crds,
@@ -110,6 +117,7 @@ impl Controller {
             prefix: prefix.to_string(),
             cache: Mutex::new(HashMap::new()),
             wake: Notify::new(),
+            openapi,
         })
     }
 
@@ -267,6 +275,7 @@ impl Controller {
             }
         }
         self.rebuild_routes(&serving);
+        self.openapi.set_crds(serving);
         Ok(())
     }
 

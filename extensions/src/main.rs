@@ -6,6 +6,7 @@
 mod controller;
 mod crd;
 mod jsonpath;
+mod openapi;
 mod scale;
 mod serving;
 
@@ -60,8 +61,14 @@ async fn main() -> anyhow::Result<()> {
     api.set_routes_pending(true);
     api.readyz
         .add("etcd", shared::server::healthz::etcd_check(storage.clone()));
+    let openapi = Arc::new(openapi::OpenApi::default());
+    let published = openapi.clone();
+    api.add_non_resource(
+        "/openapi/v3",
+        Arc::new(move |req| Box::pin(published.clone().serve(req))),
+    );
     let api = Arc::new(api);
-    controller::Controller::new(api.clone(), crds, storage.clone(), &prefix).spawn();
+    controller::Controller::new(api.clone(), crds, storage.clone(), &prefix, openapi).spawn();
     shared::server::run(
         shared::server::ServerConfig {
             name: "kube-extensions-apiserver",

@@ -27,7 +27,14 @@ pub struct ApiServer {
     /// While set, requests this server would answer 404 get 503 with
     /// `Retry-After` instead (routes not loaded yet after start).
     routes_pending: std::sync::atomic::AtomicBool,
+    /// Non-resource paths served by the tier itself (`/openapi/v3`), by prefix.
+    non_resource: RwLock<Vec<(String, NonResourceHandler)>>,
 }
+
+/// Serves a non-resource path (e.g. `/openapi/v3/...`) registered with
+/// [`ApiServer::add_non_resource`].
+pub type NonResourceHandler =
+    Arc<dyn Fn(Request) -> futures_util::future::BoxFuture<'static, Response> + Send + Sync>;
 
 impl ApiServer {
     /// A server serving `groups`, delegating the rest to `delegate`.
@@ -40,7 +47,28 @@ impl ApiServer {
             version: crate::endpoints::version::version_info(),
             server_address,
             routes_pending: std::sync::atomic::AtomicBool::new(false),
+            non_resource: RwLock::new(Vec::new()),
         }
+    }
+
+    /// Serves `path` and everything under `path/` with `handler` (checked
+    /// after health and version, before delegation).
+    pub fn add_non_resource(&self, path: &str, handler: NonResourceHandler) {
+        let path = path.trim_end_matches('/').to_string();
+        match self.non_resource.write() {
+            Ok(mut v) => v.push((path, handler)),
+            Err(p) => p.into_inner().push((path, handler)),
+        }
+    }
+
+    fn non_resource_handler(&self, path: &str) -> Option<NonResourceHandler> {
+        let list = match self.non_resource.read() {
+            Ok(v) => v,
+            Err(p) => p.into_inner(),
+        };
+        list.iter()
+            .find(|(p, _)| path == p || path.starts_with(&format!("{p}/")))
+            .map(|(_, h)| h.clone())
     }
 
     /// Marks the routes as still loading (`true`) or loaded (`false`): while
@@ -97,6 +125,11 @@ impl ApiServer {
         }
         if path == "/version" {
             return json_response(200, &self.version, false);
+        }
+        if !info.is_resource_request {
+            if let Some(h) = self.non_resource_handler(&path) {
+                return h(req).await;
+            }
         }
         let groups = self.groups();
         if info.is_resource_request {

@@ -594,6 +594,24 @@ async fn real_world_crds_install_and_accept_their_examples() {
         let table = c.kubectl_ok(&["get", plural, "-A"]).await;
         assert!(table.lines().count() >= 2, "{name}: {table}");
     }
+    // kubectl explain reads the per-group-version OpenAPI v3 documents.
+    let explain = c
+        .kubectl_ok(&["explain", "certificates.spec.secretName"])
+        .await;
+    assert!(
+        explain.contains("GROUP:      cert-manager.io") || explain.contains("cert-manager.io"),
+        "{explain}"
+    );
+    assert!(
+        explain.contains("secretName") && explain.contains("<string>"),
+        "{explain}"
+    );
+    let explain = c.kubectl_ok(&["explain", "servicemonitors.spec"]).await;
+    assert!(
+        explain.contains("endpoints") && explain.contains("FIELDS:"),
+        "{explain}"
+    );
+
     // Printer columns of cert-manager's Certificate.
     let table = c
         .kubectl_ok(&["get", "certificates", "-n", "sandbox"])
