@@ -4,6 +4,7 @@
 //! gets 404 (503 with `Retry-After` until the CRDs are loaded after start).
 
 mod controller;
+mod conversion;
 mod crd;
 mod jsonpath;
 mod openapi;

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 use shared::admission::AdmissionChain;
 use shared::endpoints::discovery::GroupSet;
+use shared::endpoints::status::ApiError;
 use shared::registry::resource::{ResourceDef, Subresource};
 use shared::registry::store::Store;
 use shared::registry::strategy::Strategy;
@@ -16,6 +17,7 @@ use shared::registry::validation::{FieldError, FieldPath};
 use shared::schema::Schema;
 use shared::storage::EtcdStorage;
 
+use crate::conversion::Converter;
 use crate::crd;
 use crate::jsonpath::JsonPath;
 use crate::scale::{self, ScalePaths};
@@ -27,6 +29,9 @@ const AGE_DESCRIPTION: &str = "CreationTimestamp is a timestamp representing the
 pub struct CustomResourceStrategy {
     schema: Arc<Schema>,
     api_version: String,
+    /// `<group>/<storage version>`: what is written to etcd.
+    storage_api_version: String,
+    converter: Arc<Converter>,
 }
 
 impl CustomResourceStrategy {
@@ -61,12 +66,20 @@ impl Strategy for CustomResourceStrategy {
         self.schema.validate(new, &FieldPath::nil())
     }
 
-    fn on_read(&self, obj: &mut Value) {
-        // Conversion `None`: every version holds the same fields.
-        if let Value::Object(m) = obj {
-            m.insert("apiVersion".into(), Value::String(self.api_version.clone()));
-        }
+    fn on_read(&self, obj: &mut Value) -> Result<(), ApiError> {
+        self.converter.convert(obj, &self.api_version)?;
         self.normalize(obj);
+        Ok(())
+    }
+
+    fn for_storage(&self, obj: &Value) -> Result<Option<Value>, ApiError> {
+        if self.api_version == self.storage_api_version {
+            return Ok(None);
+        }
+        let mut stored = obj.clone();
+        self.converter
+            .convert(&mut stored, &self.storage_api_version)?;
+        Ok(Some(stored))
     }
 }
 
@@ -206,6 +219,13 @@ pub fn stores_for(crd_obj: &Value, storage: &EtcdStorage, prefix: &str) -> Vec<S
             b.get("name").and_then(Value::as_str).unwrap_or(""),
         )
     });
+    let storage_api_version = format!("{group}/{}", crd::storage_version(crd_obj).unwrap_or(""));
+    let converter = Arc::new(
+        Converter::from_crd(crd_obj, format!("{group}, Kind={kind}")).unwrap_or_else(|e| {
+            tracing::warn!(crd = %shared::registry::meta::name(crd_obj), error = %e, "conversion webhook");
+            Converter::Broken(e)
+        }),
+    );
     versions
         .into_iter()
         .map(|v| {
@@ -226,6 +246,8 @@ pub fn stores_for(crd_obj: &Value, storage: &EtcdStorage, prefix: &str) -> Vec<S
             let strategy = CustomResourceStrategy {
                 schema: Arc::new(schema),
                 api_version: format!("{group}/{version}"),
+                storage_api_version: storage_api_version.clone(),
+                converter: converter.clone(),
             };
             let mut def = ResourceDef::new(&group, &version, &kind, &plural)
                 .singular(&singular)

@@ -163,7 +163,7 @@ impl Store {
     pub fn decode(&self, kv: &KeyValue) -> Result<Value, ApiError> {
         let mut obj: Value = serde_json::from_slice(&kv.value)
             .map_err(|e| ApiError::internal(format!("decoding {}: {e}", kv.key)))?;
-        self.def.strategy.on_read(&mut obj);
+        self.def.strategy.on_read(&mut obj)?;
         meta::set(
             &mut obj,
             "resourceVersion",
@@ -174,6 +174,12 @@ impl Store {
 
     /// Encodes an object for storage, without `resourceVersion`.
     fn encode(&self, obj: &mut Value) -> Result<Bytes, ApiError> {
+        if let Some(mut stored) = self.def.strategy.for_storage(obj)? {
+            meta::remove(&mut stored, "resourceVersion");
+            return serde_json::to_vec(&stored)
+                .map(Bytes::from)
+                .map_err(ApiError::internal);
+        }
         let rv = meta::remove(obj, "resourceVersion");
         let bytes = serde_json::to_vec(obj).map_err(ApiError::internal);
         if let Some(rv) = rv {

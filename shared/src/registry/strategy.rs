@@ -55,9 +55,21 @@ pub trait Strategy: Send + Sync {
     }
 
     /// Adjusts an object read from storage before anyone sees it (custom
-    /// resources are pruned and defaulted on read, as upstream's decoder
-    /// does).
-    fn on_read(&self, _obj: &mut Value) {}
+    /// resources are converted to the served version, pruned and defaulted
+    /// on read, as upstream's decoder does). An error fails the read.
+    fn on_read(&self, _obj: &mut Value) -> Result<(), crate::endpoints::status::ApiError> {
+        Ok(())
+    }
+
+    /// The form an object is stored in, when it differs from the object
+    /// (custom resources are stored in their CRD's storage version);
+    /// `None` stores the object as it is.
+    fn for_storage(
+        &self,
+        _obj: &Value,
+    ) -> Result<Option<Value>, crate::endpoints::status::ApiError> {
+        Ok(None)
+    }
 
     /// Adjusts a `/status` update after the store kept everything but
     /// `.status` from the old object.

@@ -2,6 +2,7 @@
 //! through the aggregator by kubectl (as a subprocess), kube-rs and raw HTTPS.
 
 mod auth;
+mod crd_conversion;
 mod crds;
 mod errors;
 mod harness;
