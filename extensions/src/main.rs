@@ -6,6 +6,7 @@
 mod controller;
 mod conversion;
 mod crd;
+mod field_validation;
 mod jsonpath;
 mod openapi;
 mod scale;

@@ -19,6 +19,7 @@ use shared::storage::EtcdStorage;
 
 use crate::conversion::Converter;
 use crate::crd;
+use crate::field_validation;
 use crate::jsonpath::JsonPath;
 use crate::scale::{self, ScalePaths};
 
@@ -148,37 +149,49 @@ fn columns(version: &Value) -> Vec<DynamicColumn> {
         .collect()
 }
 
-/// One served version: its store, and its scale paths when it has `/scale`.
+/// One served version: its store, its schema, and its scale paths when it
+/// has `/scale`.
 #[derive(Clone)]
 pub struct Served {
     pub store: Store,
+    pub schema: Arc<Schema>,
     pub scale: Option<Arc<ScalePaths>>,
 }
 
 impl Served {
-    /// Adds the route of this version to `groups`.
+    /// Adds the route of this version to `groups`: `/scale` and the
+    /// `fieldValidation` check here, everything else by the generic handlers.
     pub fn register(&self, groups: &mut GroupSet) {
-        match &self.scale {
-            None => groups.add(self.store.clone()),
-            Some(paths) => {
-                let store = Arc::new(self.store.clone());
-                let paths = paths.clone();
-                let def = (*self.store.def).clone();
-                groups.add_handler(
-                    def,
-                    Arc::new(move |req, info| {
-                        let (store, paths) = (store.clone(), paths.clone());
-                        Box::pin(async move {
-                            if info.subresource == "scale" {
-                                scale::serve(store, paths, req, info).await
-                            } else {
-                                shared::endpoints::handlers::serve(&store, &info, req).await
+        let store = Arc::new(self.store.clone());
+        let scale_paths = self.scale.clone();
+        let schema = self.schema.clone();
+        let def = (*self.store.def).clone();
+        groups.add_handler(
+            def,
+            Arc::new(move |req, info| {
+                let (store, scale_paths, schema) =
+                    (store.clone(), scale_paths.clone(), schema.clone());
+                Box::pin(async move {
+                    if info.subresource == "scale" {
+                        if let Some(paths) = scale_paths {
+                            return scale::serve(store, paths, req, info).await;
+                        }
+                    }
+                    match field_validation::check(&schema, req, &info).await {
+                        Err(e) => e.into_response(),
+                        Ok(checked) => {
+                            let mut resp =
+                                shared::endpoints::handlers::serve(&store, &info, checked.request)
+                                    .await;
+                            if resp.status().is_success() {
+                                field_validation::add_warnings(&mut resp, &checked.warnings);
                             }
-                        })
-                    }),
-                );
-            }
-        }
+                            resp
+                        }
+                    }
+                })
+            }),
+        );
     }
 }
 
@@ -243,8 +256,9 @@ pub fn stores_for(crd_obj: &Value, storage: &EtcdStorage, prefix: &str) -> Vec<S
                         &json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
                     )
                 });
+            let schema = Arc::new(schema);
             let strategy = CustomResourceStrategy {
-                schema: Arc::new(schema),
+                schema: schema.clone(),
                 api_version: format!("{group}/{version}"),
                 storage_api_version: storage_api_version.clone(),
                 converter: converter.clone(),
@@ -284,6 +298,7 @@ pub fn stores_for(crd_obj: &Value, storage: &EtcdStorage, prefix: &str) -> Vec<S
             }
             Served {
                 store: Store::new(def, storage.clone(), prefix, AdmissionChain::default()),
+                schema,
                 scale,
             }
         })

@@ -182,6 +182,42 @@ async fn crd_lifecycle_custom_resources_and_cleanup() {
         .await;
     assert!(ok, "{out} {err}");
 
+    // fieldValidation: Strict rejects unknown fields, Warn (default) warns.
+    let strict = r#"{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"zz-warned","namespace":"demo"},"spec":{"size":1,"bogus":true}}"#;
+    let resp = c
+        .http(Auth::AdminCert)
+        .post(c.url("/apis/example.com/v1/namespaces/demo/widgets?fieldValidation=Strict"))
+        .header("content-type", "application/json")
+        .body(strict)
+        .send()
+        .await
+        .expect("post");
+    let st = expect_status(resp, 400, "BadRequest").await;
+    assert_eq!(
+        st["message"], r#"strict decoding error: unknown field "spec.bogus""#,
+        "{st}"
+    );
+    let resp = c
+        .http(Auth::AdminCert)
+        .post(c.url("/apis/example.com/v1/namespaces/demo/widgets"))
+        .header("content-type", "application/json")
+        .body(strict)
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(resp.status().as_u16(), 201);
+    let warnings: Vec<String> = resp
+        .headers()
+        .get_all("warning")
+        .iter()
+        .map(|v| v.to_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(
+        warnings,
+        [r#"299 - "unknown field \"spec.bogus\"""#],
+        "{warnings:?}"
+    );
+
     // Pruning and defaulting show in -o yaml; status is ignored on create.
     let yaml = c
         .kubectl_ok(&["-n", "demo", "get", "widget", "w1", "-o", "yaml"])
