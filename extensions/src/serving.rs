@@ -36,6 +36,20 @@ pub struct CustomResourceStrategy {
 }
 
 impl CustomResourceStrategy {
+    /// Schema validation, then the CEL rules (with `oldSelf` on update).
+    fn check(&self, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
+        let mut errs = self.schema.validate(obj, &FieldPath::nil());
+        let mut budget = shared::cel::Budget::default();
+        errs.extend(shared::cel::validate(
+            &self.schema,
+            obj,
+            old,
+            &FieldPath::nil(),
+            &mut budget,
+        ));
+        errs
+    }
+
     fn normalize(&self, obj: &mut Value) {
         self.schema.prune(obj);
         self.schema.apply_defaults(obj);
@@ -52,7 +66,11 @@ impl Strategy for CustomResourceStrategy {
     }
 
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
-        self.schema.validate(obj, &FieldPath::nil())
+        self.check(obj, None)
+    }
+
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        self.check(new, Some(old))
     }
 
     fn tracks_generation(&self) -> bool {
@@ -63,8 +81,8 @@ impl Strategy for CustomResourceStrategy {
         self.normalize(new);
     }
 
-    fn validate_status_update(&self, new: &Value, _old: &Value) -> Vec<FieldError> {
-        self.schema.validate(new, &FieldPath::nil())
+    fn validate_status_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        self.check(new, Some(old))
     }
 
     fn on_read(&self, obj: &mut Value) -> Result<(), ApiError> {

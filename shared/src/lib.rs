@@ -18,6 +18,7 @@ pub mod admission;
 pub mod authentication;
 pub mod authorization;
 pub mod body;
+pub mod cel;
 pub mod endpoints;
 pub mod filters;
 pub mod proxy;

@@ -191,10 +191,11 @@ fn validate_versions(spec: &Value, spec_path: &FieldPath, errs: &mut Vec<FieldEr
                 p.child("schema").child("openAPIV3Schema"),
                 "schemas are required",
             )),
-            Some(s) => errs.extend(structural::check(
-                s,
-                &p.child("schema").child("openAPIV3Schema"),
-            )),
+            Some(s) => {
+                let sp = p.child("schema").child("openAPIV3Schema");
+                errs.extend(structural::check(s, &sp));
+                errs.extend(shared::cel::compile_errors(s, &sp));
+            }
         }
         if let Some(cols) = v.get("additionalPrinterColumns").and_then(Value::as_array) {
             for (j, c) in cols.iter().enumerate() {

@@ -59,6 +59,8 @@ pub struct Schema {
     pub description: Option<String>,
     /// The raw `x-kubernetes-validations` (CEL rules), kept for publishing.
     pub validations: Vec<Value>,
+    /// The compiled CEL rules of this node (see [`crate::cel`]).
+    pub rules: Vec<Arc<crate::cel::Rule>>,
 }
 
 fn u64_of(v: &Value, key: &str) -> Option<u64> {
@@ -175,6 +177,15 @@ impl Schema {
                 .get("x-kubernetes-validations")
                 .and_then(Value::as_array)
                 .cloned()
+                .unwrap_or_default(),
+            rules: v
+                .get("x-kubernetes-validations")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .map(|r| Arc::new(crate::cel::Rule::compile(r)))
+                        .collect()
+                })
                 .unwrap_or_default(),
         }
     }

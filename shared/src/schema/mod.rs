@@ -16,7 +16,7 @@
 //! - [`structural::check`]: whether a schema is structural and uses only the
 //!   keywords CRDs allow (`schema/validation.go`).
 
-mod compile;
+pub mod compile;
 pub mod format;
 pub mod prune;
 pub mod structural;

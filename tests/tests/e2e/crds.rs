@@ -21,6 +21,23 @@ fn spec_properties() -> Value {
         ),
         ("replicas", json!({"type": "integer", "minimum": 0})),
         (
+            "bounds",
+            json!({"type": "object", "properties": {"min": {"type": "integer"}, "max": {"type": "integer"}},
+                   "x-kubernetes-validations": [{"rule": "self.min <= self.max", "message": "min must not exceed max"}]}),
+        ),
+        (
+            "word",
+            json!({"type": "string", "x-kubernetes-validations": [{"rule": "self != 'forbidden'", "reason": "FieldValueForbidden", "messageExpression": "'word ' + self + ' is not allowed'"}]}),
+        ),
+        (
+            "even",
+            json!({"type": "integer", "x-kubernetes-validations": [{"rule": "self % 2 == 0"}]}),
+        ),
+        (
+            "frozen",
+            json!({"type": "string", "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "frozen is immutable"}]}),
+        ),
+        (
             "ratio",
             json!({"type": "number", "exclusiveMinimum": true, "minimum": 0, "exclusiveMaximum": true, "maximum": 1}),
         ),
@@ -491,6 +508,9 @@ async fn schema_violations_get_422_with_upstream_messages() {
         (json!({"size": 1, "choice": "c"}), "spec.choice: Invalid value: \"c\": spec.choice in body must validate at least one schema (anyOf)"),
         (json!({"size": 1, "one": 6}), "spec.one: Invalid value: 6: spec.one in body must validate one and only one schema (oneOf)"),
         (json!({"size": 1, "nested": []}), "spec.nested: Invalid value: \"array\": spec.nested in body must be of type object: \"array\""),
+        (json!({"size": 1, "bounds": {"min": 3, "max": 2}}), "spec.bounds: Invalid value: \"object\": min must not exceed max"),
+        (json!({"size": 1, "word": "forbidden"}), "spec.word: Forbidden: word forbidden is not allowed"),
+        (json!({"size": 1, "even": 3}), "spec.even: Invalid value: \"integer\": failed rule: self % 2 == 0"),
     ];
     assert!(cases.len() >= 40);
     let http = c.http(Auth::AdminCert);
@@ -522,6 +542,46 @@ async fn schema_violations_get_422_with_upstream_messages() {
     assert_eq!(ok.status().as_u16(), 201);
     let body: Value = ok.json().await.expect("json");
     assert_eq!(body["spec"]["color"], "red");
+
+    // A transition rule (oldSelf) applies on update only.
+    let ok = http
+        .post(c.url("/apis/example.com/v1/widgets"))
+        .json(&json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "frozen"}, "spec": {"size": 1, "frozen": "a", "bounds": {"min": 1, "max": 2}}}))
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(ok.status().as_u16(), 201);
+    let resp = http
+        .patch(c.url("/apis/example.com/v1/widgets/frozen"))
+        .header("content-type", "application/merge-patch+json")
+        .body(r#"{"spec":{"frozen":"b"}}"#)
+        .send()
+        .await
+        .expect("patch");
+    let st = expect_status(resp, 422, "Invalid").await;
+    assert_eq!(
+        st["message"],
+        "Widget.example.com \"frozen\" is invalid: spec.frozen: Invalid value: \"string\": frozen is immutable"
+    );
+    assert_eq!(st["details"]["causes"][0]["field"], "spec.frozen");
+
+    // A CRD whose rule does not compile is rejected.
+    let mut bad = widget_crd("Cluster");
+    bad["metadata"]["name"] = json!("gizmos.example.com");
+    bad["spec"]["names"] = json!({"plural": "gizmos", "kind": "Gizmo"});
+    bad["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+        ["x-kubernetes-validations"] = json!([{"rule": "self.size >"}]);
+    let resp = http
+        .post(c.url("/apis/apiextensions.k8s.io/v1/customresourcedefinitions"))
+        .json(&bad)
+        .send()
+        .await
+        .expect("post");
+    let st = expect_status(resp, 422, "Invalid").await;
+    assert!(
+        st["message"].as_str().unwrap_or("").contains("spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: \"self.size >\": compilation failed"),
+        "{st}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
