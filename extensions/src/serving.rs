@@ -195,6 +195,23 @@ impl Served {
                             return scale::serve(store, paths, req, info).await;
                         }
                     }
+                    // Custom resources have no strategic merge patch (upstream: 415).
+                    let smp = req
+                        .headers()
+                        .get(http::header::CONTENT_TYPE)
+                        .and_then(|v| v.to_str().ok())
+                        .is_some_and(|ct| ct.starts_with("application/strategic-merge-patch+json"));
+                    if info.verb == "patch" && smp {
+                        return ApiError::unsupported_media_type(
+                            "application/strategic-merge-patch+json",
+                            &[
+                                "application/json-patch+json",
+                                "application/merge-patch+json",
+                                "application/apply-patch+yaml",
+                            ],
+                        )
+                        .into_response();
+                    }
                     match field_validation::check(&schema, req, &info).await {
                         Err(e) => e.into_response(),
                         Ok(checked) => {

@@ -427,7 +427,7 @@ async fn crd_lifecycle_custom_resources_and_cleanup() {
     );
 
     // Deleting the CRD deletes its instances, then the CRD; the group goes away.
-    for i in 0..20 {
+    for i in 0..100 {
         let obj = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": format!("bulk-{i}"), "namespace": "demo"}, "spec": {"size": 2}});
         let resp = c
             .http(Auth::AdminCert)
@@ -564,6 +564,34 @@ async fn schema_violations_get_422_with_upstream_messages() {
         "Widget.example.com \"frozen\" is invalid: spec.frozen: Invalid value: \"string\": frozen is immutable"
     );
     assert_eq!(st["details"]["causes"][0]["field"], "spec.frozen");
+
+    // No strategic merge patch for custom resources.
+    let resp = http
+        .patch(c.url("/apis/example.com/v1/widgets/frozen"))
+        .header("content-type", "application/strategic-merge-patch+json")
+        .body(r#"{"spec":{"size":2}}"#)
+        .send()
+        .await
+        .expect("patch");
+    expect_status(resp, 415, "UnsupportedMediaType").await;
+
+    // deletecollection on a cluster-scoped custom resource.
+    let resp = http
+        .delete(c.url("/apis/example.com/v1/widgets"))
+        .send()
+        .await
+        .expect("deletecollection");
+    assert_eq!(resp.status().as_u16(), 200);
+    let list: Value = http
+        .get(c.url("/apis/example.com/v1/widgets"))
+        .send()
+        .await
+        .expect("list")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(list["items"], json!([]), "{list}");
+    assert_eq!(list["kind"], "WidgetList");
 
     // A CRD whose rule does not compile is rejected.
     let mut bad = widget_crd("Cluster");
