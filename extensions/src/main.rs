@@ -1,6 +1,16 @@
 //! `kube-extensions-apiserver`: serves `apiextensions.k8s.io`
-//! (CustomResourceDefinitions); anything else is the end of the delegation
-//! chain and gets 404.
+//! (CustomResourceDefinitions) and, at runtime, the custom resources of every
+//! Established CRD; anything else is the end of the delegation chain and
+//! gets 404 (503 with `Retry-After` until the CRDs are loaded after start).
+
+mod controller;
+mod conversion;
+mod crd;
+mod field_validation;
+mod jsonpath;
+mod openapi;
+mod scale;
+mod serving;
 
 use std::sync::Arc;
 
@@ -8,9 +18,7 @@ use clap::Parser;
 use shared::admission::AdmissionChain;
 use shared::authorization::AlwaysAllow;
 use shared::endpoints::discovery::GroupSet;
-use shared::registry::resource::ResourceDef;
 use shared::registry::store::Store;
-use shared::registry::table::Column;
 use shared::server::handler::ApiServer;
 use shared::server::options::{
     AuthenticationOptions, EtcdOptions, GenericOptions, SecureServingOptions,
@@ -34,26 +42,6 @@ struct Options {
     generic: GenericOptions,
 }
 
-/// The CustomResourceDefinition resource.
-fn crd_definition() -> ResourceDef {
-    ResourceDef::new(
-        "apiextensions.k8s.io",
-        "v1",
-        "CustomResourceDefinition",
-        "customresourcedefinitions",
-    )
-    .cluster_scoped()
-    .short_names(&["crd", "crds"])
-    .categories(&["api-extensions"])
-    .storage_path("apiextensions.k8s.io/customresourcedefinitions")
-    .with_status()
-    .columns(vec![Column::path(
-        "Created At",
-        "metadata.creationTimestamp",
-    )])
-    .strategy(shared::registry::strategy::SpecStrategy)
-}
-
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     shared::server::init_logging();
@@ -62,17 +50,27 @@ async fn main() -> anyhow::Result<()> {
         .await
         .map_err(|e| anyhow::anyhow!("configuring etcd client: {e}"))?;
     let prefix = opts.etcd.etcd_prefix.trim_end_matches('/').to_string();
-    let mut groups = GroupSet::default();
-    groups.add(Store::new(
-        crd_definition(),
+    let crds = Store::new(
+        crd::definition(),
         storage.clone(),
         &prefix,
         AdmissionChain::default(),
-    ));
+    );
+    let mut groups = GroupSet::default();
+    groups.add(crds.clone());
     let address = shared::server::listen_address(&opts.serving, DEFAULT_PORT).to_string();
     let mut api = ApiServer::new(groups, None, address);
+    api.set_routes_pending(true);
     api.readyz
         .add("etcd", shared::server::healthz::etcd_check(storage.clone()));
+    let openapi = Arc::new(openapi::OpenApi::default());
+    let published = openapi.clone();
+    api.add_non_resource(
+        "/openapi/v3",
+        Arc::new(move |req| Box::pin(published.clone().serve(req))),
+    );
+    let api = Arc::new(api);
+    controller::Controller::new(api.clone(), crds, storage.clone(), &prefix, openapi).spawn();
     shared::server::run(
         shared::server::ServerConfig {
             name: "kube-extensions-apiserver",
@@ -82,7 +80,7 @@ async fn main() -> anyhow::Result<()> {
             generic: &opts.generic,
             authorizer: Arc::new(AlwaysAllow),
         },
-        Arc::new(api),
+        api,
     )
     .await
 }

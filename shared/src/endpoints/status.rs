@@ -148,11 +148,17 @@ impl ApiError {
                 field: e.field.clone(),
             })
             .collect();
+        // Upstream prints the qualified kind (`Deployment.apps`).
+        let qualified = if group.is_empty() {
+            kind.to_string()
+        } else {
+            format!("{kind}.{group}")
+        };
         let message = match errors {
-            [] => format!("{kind} \"{name}\" is invalid"),
-            [one] => format!("{kind} \"{name}\" is invalid: {one}"),
+            [] => format!("{qualified} \"{name}\" is invalid"),
+            [one] => format!("{qualified} \"{name}\" is invalid: {one}"),
             many => format!(
-                "{kind} \"{name}\" is invalid: [{}]",
+                "{qualified} \"{name}\" is invalid: [{}]",
                 many.iter()
                     .map(|e| e.to_string())
                     .collect::<Vec<_>>()

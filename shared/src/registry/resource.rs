@@ -18,6 +18,9 @@ pub enum Subresource {
     Status,
     /// `/finalize` (namespaces): only `spec.finalizers` changes.
     Finalize,
+    /// `/scale`: an `autoscaling/v1` Scale view of the object. The generic
+    /// handlers do not serve it; a tier that declares it routes it itself.
+    Scale,
 }
 
 impl Subresource {
@@ -26,6 +29,7 @@ impl Subresource {
         match self {
             Subresource::Status => "status",
             Subresource::Finalize => "finalize",
+            Subresource::Scale => "scale",
         }
     }
 }
@@ -65,6 +69,9 @@ pub struct ResourceDef {
     /// Extra Table columns after `Name` (kubectl get); empty means upstream's
     /// default `Name`, `Created At`.
     pub columns: Vec<Column>,
+    /// Columns built at runtime (custom resources' printer columns), shown
+    /// after `columns`; when both are empty the default columns apply.
+    pub dynamic_columns: Vec<super::table::DynamicColumn>,
     /// Whether DELETE answers with the deleted object rather than a Success
     /// Status (upstream's `ReturnDeletedObject`, set for pods).
     pub return_deleted_object: bool,
@@ -93,6 +100,7 @@ impl ResourceDef {
             name_rule: NameRule::Dns1123Subdomain,
             selectable_fields: vec![],
             columns: vec![],
+            dynamic_columns: vec![],
             return_deleted_object: false,
             name_column: true,
             strategy: Arc::new(DefaultStrategy),

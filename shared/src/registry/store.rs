@@ -174,6 +174,7 @@ impl Store {
     pub fn decode(&self, kv: &KeyValue) -> Result<Value, ApiError> {
         let mut obj: Value = serde_json::from_slice(&kv.value)
             .map_err(|e| ApiError::internal(format!("decoding {}: {e}", kv.key)))?;
+        self.def.strategy.on_read(&mut obj)?;
         meta::set(
             &mut obj,
             "resourceVersion",
@@ -184,6 +185,12 @@ impl Store {
 
     /// Encodes an object for storage, without `resourceVersion`.
     fn encode(&self, obj: &mut Value) -> Result<Bytes, ApiError> {
+        if let Some(mut stored) = self.def.strategy.for_storage(obj)? {
+            meta::remove(&mut stored, "resourceVersion");
+            return serde_json::to_vec(&stored)
+                .map(Bytes::from)
+                .map_err(ApiError::internal);
+        }
         let rv = meta::remove(obj, "resourceVersion");
         let bytes = serde_json::to_vec(obj).map_err(ApiError::internal);
         if let Some(rv) = rv {
@@ -410,8 +417,12 @@ impl Store {
                 old.get("metadata").unwrap_or(&Value::Null),
                 &FieldPath::new("metadata"),
             );
-            if subresource.is_none() {
-                errors.extend(self.def.strategy.validate_update(&new, &old));
+            match subresource {
+                None => errors.extend(self.def.strategy.validate_update(&new, &old)),
+                Some(Subresource::Status) => {
+                    errors.extend(self.def.strategy.validate_status_update(&new, &old))
+                }
+                Some(_) => {}
             }
             if !errors.is_empty() {
                 return Err(self.invalid(name, &errors));
@@ -523,6 +534,7 @@ impl Store {
                 }
                 meta::set(&mut merged, "resourceVersion", Value::String(rv));
                 *new = merged;
+                self.def.strategy.prepare_for_status_update(new, old);
             }
             Some(Subresource::Finalize) => {
                 let finalizers = new.get("spec").and_then(|s| s.get("finalizers")).cloned();
@@ -540,7 +552,7 @@ impl Store {
                 meta::set(&mut merged, "resourceVersion", Value::String(rv));
                 *new = merged;
             }
-            None => {
+            Some(Subresource::Scale) | None => {
                 if has_status {
                     if let Value::Object(m) = new {
                         match old.get("status") {

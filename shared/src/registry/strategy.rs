@@ -53,6 +53,32 @@ pub trait Strategy: Send + Sync {
     fn retain_on_delete(&self, _obj: &mut Value) -> bool {
         false
     }
+
+    /// Adjusts an object read from storage before anyone sees it (custom
+    /// resources are converted to the served version, pruned and defaulted
+    /// on read, as upstream's decoder does). An error fails the read.
+    fn on_read(&self, _obj: &mut Value) -> Result<(), crate::endpoints::status::ApiError> {
+        Ok(())
+    }
+
+    /// The form an object is stored in, when it differs from the object
+    /// (custom resources are stored in their CRD's storage version);
+    /// `None` stores the object as it is.
+    fn for_storage(
+        &self,
+        _obj: &Value,
+    ) -> Result<Option<Value>, crate::endpoints::status::ApiError> {
+        Ok(None)
+    }
+
+    /// Adjusts a `/status` update after the store kept everything but
+    /// `.status` from the old object.
+    fn prepare_for_status_update(&self, _new: &mut Value, _old: &Value) {}
+
+    /// Validation of a `/status` update (the whole new object is given).
+    fn validate_status_update(&self, _new: &Value, _old: &Value) -> Vec<FieldError> {
+        Vec::new()
+    }
 }
 
 /// The strategy of kinds with nothing particular.

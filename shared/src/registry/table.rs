@@ -89,6 +89,20 @@ impl Column {
     }
 }
 
+/// Computes a runtime column's cell from an object.
+pub type CellFn = std::sync::Arc<dyn Fn(&Value) -> Value + Send + Sync>;
+
+/// A Table column declared at runtime (a CRD's `additionalPrinterColumns`).
+#[derive(Clone)]
+pub struct DynamicColumn {
+    pub name: String,
+    pub type_: String,
+    pub format: String,
+    pub description: String,
+    pub priority: i32,
+    pub cell: CellFn,
+}
+
 /// The value at a dotted path (`spec.nodeName`).
 pub fn lookup<'a>(obj: &'a Value, path: &str) -> Option<&'a Value> {
     path.split('.').try_fold(obj, |v, k| v.get(k))
@@ -105,10 +119,13 @@ pub enum IncludeObject {
 fn column_definitions(def: &ResourceDef) -> Vec<Value> {
     let name = json!({"name": "Name", "type": "string", "format": "name", "description": "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names", "priority": 0});
     let mut cols = if def.name_column { vec![name] } else { vec![] };
-    if def.columns.is_empty() {
+    if def.columns.is_empty() && def.dynamic_columns.is_empty() {
         cols.push(json!({"name": "Created At", "type": "date", "format": "", "description": "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.", "priority": 0}));
     }
     for c in &def.columns {
+        cols.push(json!({"name": c.name, "type": c.type_, "format": c.format, "description": c.description, "priority": c.priority}));
+    }
+    for c in &def.dynamic_columns {
         cols.push(json!({"name": c.name, "type": c.type_, "format": c.format, "description": c.description, "priority": c.priority}));
     }
     cols
@@ -123,7 +140,7 @@ fn cells(def: &ResourceDef, obj: &Value, now: jiff::Timestamp) -> Vec<Value> {
                 .unwrap_or(Value::String(String::new())),
         );
     }
-    if def.columns.is_empty() {
+    if def.columns.is_empty() && def.dynamic_columns.is_empty() {
         cells.push(
             lookup(obj, "metadata.creationTimestamp")
                 .cloned()
@@ -145,6 +162,9 @@ fn cells(def: &ResourceDef, obj: &Value, now: jiff::Timestamp) -> Vec<Value> {
             Cell::Age => Value::String(age(obj, now)),
             Cell::Func(f) => f(obj),
         });
+    }
+    for c in &def.dynamic_columns {
+        cells.push((c.cell)(obj));
     }
     cells
 }

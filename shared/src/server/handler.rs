@@ -25,6 +25,11 @@ pub struct ApiServer {
     version: Value,
     server_address: String,
     interceptor: Option<Arc<dyn Interceptor>>,
+    /// While set, requests this server would answer 404 get 503 with
+    /// `Retry-After` instead (routes not loaded yet after start).
+    routes_pending: std::sync::atomic::AtomicBool,
+    /// Non-resource paths served by the tier itself (`/openapi/v3`), by prefix.
+    non_resource: RwLock<Vec<(String, NonResourceHandler)>>,
 }
 
 /// A hook that sees every request after health and version, before this
@@ -40,6 +45,11 @@ pub trait Interceptor: Send + Sync {
     ) -> Result<futures_util::future::BoxFuture<'static, Response>, Request>;
 }
 
+/// Serves a non-resource path (e.g. `/openapi/v3/...`) registered with
+/// [`ApiServer::add_non_resource`].
+pub type NonResourceHandler =
+    Arc<dyn Fn(Request) -> futures_util::future::BoxFuture<'static, Response> + Send + Sync>;
+
 impl ApiServer {
     /// A server serving `groups`, delegating the rest to `delegate`.
     pub fn new(groups: GroupSet, delegate: Option<Delegate>, server_address: String) -> Self {
@@ -51,6 +61,8 @@ impl ApiServer {
             version: crate::endpoints::version::version_info(),
             server_address,
             interceptor: None,
+            routes_pending: std::sync::atomic::AtomicBool::new(false),
+            non_resource: RwLock::new(Vec::new()),
         }
     }
 
@@ -58,6 +70,34 @@ impl ApiServer {
     pub fn with_interceptor(mut self, interceptor: Arc<dyn Interceptor>) -> Self {
         self.interceptor = Some(interceptor);
         self
+    }
+
+    /// Serves `path` and everything under `path/` with `handler` (checked
+    /// after health and version, before delegation).
+    pub fn add_non_resource(&self, path: &str, handler: NonResourceHandler) {
+        let path = path.trim_end_matches('/').to_string();
+        match self.non_resource.write() {
+            Ok(mut v) => v.push((path, handler)),
+            Err(p) => p.into_inner().push((path, handler)),
+        }
+    }
+
+    fn non_resource_handler(&self, path: &str) -> Option<NonResourceHandler> {
+        let list = match self.non_resource.read() {
+            Ok(v) => v,
+            Err(p) => p.into_inner(),
+        };
+        list.iter()
+            .find(|(p, _)| path == p || path.starts_with(&format!("{p}/")))
+            .map(|(_, h)| h.clone())
+    }
+
+    /// Marks the routes as still loading (`true`) or loaded (`false`): while
+    /// loading, what would be a 404 at the end of the chain is a 503 with
+    /// `Retry-After: 1`, so clients never see false 404s after a restart.
+    pub fn set_routes_pending(&self, pending: bool) {
+        self.routes_pending
+            .store(pending, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// The groups currently served.
@@ -114,6 +154,11 @@ impl ApiServer {
             },
             None => req,
         };
+        if !info.is_resource_request {
+            if let Some(h) = self.non_resource_handler(&path) {
+                return h(req).await;
+            }
+        }
         let groups = self.groups();
         if info.is_resource_request {
             match groups
@@ -159,6 +204,16 @@ impl ApiServer {
             Some(d) => {
                 let user = req.extensions().get::<UserInfo>().cloned();
                 d.forward(req, user.as_ref()).await
+            }
+            None if self
+                .routes_pending
+                .load(std::sync::atomic::Ordering::SeqCst) =>
+            {
+                ApiError::service_unavailable_retry(
+                    "the server is starting; its API routes are not loaded yet",
+                    1,
+                )
+                .into_response()
             }
             None => ApiError::path_not_found().into_response(),
         }

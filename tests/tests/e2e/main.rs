@@ -3,6 +3,8 @@
 
 mod aggregator;
 mod auth;
+mod crd_conversion;
+mod crds;
 mod errors;
 mod harness;
 mod kubectl;

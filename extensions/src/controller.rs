@@ -1,0 +1,400 @@
+//! The CRD controllers, in one reconcile loop over all CRDs: names
+//! (`NamesAccepted`, `status.acceptedNames`), `Established`, the cleanup
+//! of a deleted CRD's instances (`Terminating`, then the finalizer is
+//! removed), and the routes: after each pass the served groups are rebuilt
+//! from the Established CRDs (stores are compiled once per CRD generation).
+//!
+//! Until the first pass is done the server answers 503 with `Retry-After`
+//! instead of 404, so clients see no false 404s after a restart.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use shared::endpoints::discovery::GroupSet;
+use shared::endpoints::status::ApiError;
+use shared::registry::meta;
+use shared::registry::resource::Subresource;
+use shared::registry::store::{DeleteOptions, ListOptions, Store, UpdateKind, WriteContext};
+use shared::registry::watch::WatchOptions;
+use shared::server::handler::ApiServer;
+use shared::storage::EtcdStorage;
+use tokio::sync::Notify;
+
+use crate::crd::{self, conditions, CLEANUP_FINALIZER};
+use crate::serving;
+
+/// How often the loop runs without a change (finalizer retries).
+const RESYNC: Duration = Duration::from_secs(5);
+
+/// Reconciles CRDs and keeps the served routes in step with them.
+pub struct Controller {
+    api: Arc<ApiServer>,
+    crds: Store,
+    storage: EtcdStorage,
+    prefix: String,
+    /// uid → (compiled-for key, stores of the served versions).
+    cache: Mutex<HashMap<String, (String, Vec<serving::Served>)>>,
+    wake: Notify,
+    openapi: Arc<crate::openapi::OpenApi>,
+}
+
+fn names_of(crd_obj: &Value) -> Value {
+    crd_obj
+        .get("spec")
+        .and_then(|s| s.get("names"))
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+fn name_list(names: &Value) -> (String, String, Vec<String>, String, String) {
+    let s = |k: &str| {
+        names
+            .get(k)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let shorts = names
+        .get("shortNames")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    (s("plural"), s("singular"), shorts, s("kind"), s("listKind"))
+}
+
+/// Names taken in one group: resource names (plural, singular, short
+/// names) and kinds (kind, listKind), each with the CRD that holds it.
+#[derive(Default)]
+struct Taken {
+    resources: HashMap<String, String>,
+    kinds: HashMap<String, String>,
+}
+
+impl Taken {
+    fn add(&mut self, names: &Value, owner: &str) {
+        let (plural, singular, shorts, kind, list_kind) = name_list(names);
+        for r in [plural, singular].into_iter().chain(shorts) {
+            if !r.is_empty() {
+                self.resources.entry(r).or_insert_with(|| owner.to_string());
+            }
+        }
+        for k in [kind, list_kind] {
+            if !k.is_empty() {
+                self.kinds.entry(k).or_insert_with(|| owner.to_string());
+            }
+        }
+    }
+
+    fn resource_taken(&self, name: &str, me: &str) -> bool {
+        self.resources.get(name).is_some_and(|o| o != me)
+    }
+
+    fn kind_taken(&self, name: &str, me: &str) -> bool {
+        self.kinds.get(name).is_some_and(|o| o != me)
+    }
+}
+
+impl Controller {
+    /// A controller for the CRDs in `crds`, serving through `api`.
+    pub fn new(
+        api: Arc<ApiServer>,
+        crds: Store,
+        storage: EtcdStorage,
+        prefix: &str,
+        openapi: Arc<crate::openapi::OpenApi>,
+    ) -> Arc<Self> {
+        Arc::new(Controller {
+            api,
+            crds,
+            storage,
+            prefix: prefix.to_string(),
+            cache: Mutex::new(HashMap::new()),
+            wake: Notify::new(),
+            openapi,
+        })
+    }
+
+    /// Starts the watch and the reconcile loop.
+    pub fn spawn(self: &Arc<Self>) {
+        let me = self.clone();
+        tokio::spawn(async move { me.watch_loop().await });
+        let me = self.clone();
+        tokio::spawn(async move { me.reconcile_loop().await });
+    }
+
+    async fn watch_loop(&self) {
+        loop {
+            match self.crds.watch("", WatchOptions::default()).await {
+                Ok(mut rx) => {
+                    while let Some(ev) = rx.recv().await {
+                        if ev.type_ == "ERROR" {
+                            break;
+                        }
+                        self.wake.notify_one();
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e.message, "watching CRDs"),
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+
+    async fn reconcile_loop(&self) {
+        loop {
+            match self.reconcile().await {
+                Ok(()) => self.api.set_routes_pending(false),
+                Err(e) => {
+                    tracing::warn!(error = %e.message, "reconciling CRDs");
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    continue;
+                }
+            }
+            let _ = tokio::time::timeout(RESYNC, self.wake.notified()).await;
+        }
+    }
+
+    /// One pass over all CRDs.
+    pub async fn reconcile(&self) -> Result<(), ApiError> {
+        let mut all = self.crds.list("", &ListOptions::default()).await?.items;
+        all.sort_by(|a, b| {
+            (meta::meta_str(a, "creationTimestamp"), meta::name(a))
+                .cmp(&(meta::meta_str(b, "creationTimestamp"), meta::name(b)))
+        });
+        // Names already accepted (in status) are held by their CRD first.
+        let mut taken: HashMap<String, Taken> = HashMap::new();
+        for obj in &all {
+            if let Some(accepted) = obj.get("status").and_then(|s| s.get("acceptedNames")) {
+                taken
+                    .entry(crd::spec_str(obj, &["group"]).to_string())
+                    .or_default()
+                    .add(accepted, meta::name(obj));
+            }
+        }
+        let mut serving = Vec::new();
+        for obj in all {
+            let group = crd::spec_str(&obj, &["group"]).to_string();
+            let me = meta::name(&obj).to_string();
+            let wanted = names_of(&obj);
+            let (plural, singular, shorts, kind, list_kind) = name_list(&wanted);
+            let t = taken.entry(group.clone()).or_default();
+            let conflict = if t.resource_taken(&plural, &me) {
+                Some(("PluralConflict", format!("{plural:?} is already in use")))
+            } else if !singular.is_empty() && t.resource_taken(&singular, &me) {
+                Some((
+                    "SingularConflict",
+                    format!("{singular:?} is already in use"),
+                ))
+            } else if let Some(s) = shorts.iter().find(|s| t.resource_taken(s, &me)) {
+                Some(("ShortNamesConflict", format!("{s:?} is already in use")))
+            } else if t.kind_taken(&kind, &me) {
+                Some(("KindConflict", format!("{kind:?} is already in use")))
+            } else if !list_kind.is_empty() && t.kind_taken(&list_kind, &me) {
+                Some((
+                    "ListKindConflict",
+                    format!("{list_kind:?} is already in use"),
+                ))
+            } else {
+                None
+            };
+            let mut new = obj.clone();
+            let accepted = match &conflict {
+                None => {
+                    if let Some(st) = new.get_mut("status").and_then(Value::as_object_mut) {
+                        st.insert("acceptedNames".into(), wanted.clone());
+                    } else if let Value::Object(m) = &mut new {
+                        m.insert("status".into(), json!({"acceptedNames": wanted.clone()}));
+                    }
+                    conditions::set(
+                        &mut new,
+                        "NamesAccepted",
+                        "True",
+                        "NoConflicts",
+                        "no conflicts found",
+                    );
+                    wanted.clone()
+                }
+                Some((reason, msg)) => {
+                    conditions::set(&mut new, "NamesAccepted", "False", reason, msg);
+                    new.get("status")
+                        .and_then(|s| s.get("acceptedNames"))
+                        .cloned()
+                        .unwrap_or(Value::Null)
+                }
+            };
+            t.add(&accepted, &me);
+            if conflict.is_none() {
+                conditions::set(
+                    &mut new,
+                    "Established",
+                    "True",
+                    "InitialNamesAccepted",
+                    "the initial names have been accepted",
+                );
+            } else if !conditions::is_true(&new, "Established") {
+                conditions::set(
+                    &mut new,
+                    "Established",
+                    "False",
+                    "NotAccepted",
+                    "not all names are accepted",
+                );
+            }
+            let mut current = obj;
+            if new.get("status") != current.get("status") {
+                let name = meta::name(&new).to_string();
+                match self
+                    .crds
+                    .update(
+                        "",
+                        &name,
+                        Some(Subresource::Status),
+                        UpdateKind::Replace(new),
+                        &WriteContext::default(),
+                    )
+                    .await
+                {
+                    Ok(updated) => current = updated,
+                    Err(e) => {
+                        tracing::debug!(crd = %name, error = %e.message, "updating CRD status");
+                        continue;
+                    }
+                }
+            }
+            if meta::is_deleting(&current) {
+                self.clean_up(&current).await;
+            }
+            if conditions::is_true(&current, "Established") {
+                serving.push(current);
+            }
+        }
+        self.rebuild_routes(&serving);
+        self.openapi.set_crds(serving);
+        Ok(())
+    }
+
+    /// Deletes a terminating CRD's instances, then its finalizer.
+    async fn clean_up(&self, crd_obj: &Value) {
+        if !meta::finalizers(crd_obj)
+            .iter()
+            .any(|f| f == CLEANUP_FINALIZER)
+        {
+            return;
+        }
+        let name = meta::name(crd_obj).to_string();
+        let stores = serving::stores_for(crd_obj, &self.storage, &self.prefix);
+        let mut remaining = 0;
+        if let Some(store) = stores.first().map(|s| &s.store) {
+            let ctx = WriteContext::default();
+            if let Err(e) = store
+                .delete_collection("", &ListOptions::default(), &DeleteOptions::default(), &ctx)
+                .await
+            {
+                self.set_terminating(
+                    crd_obj,
+                    "InstanceDeletionFailed",
+                    &format!("could not delete instances: {}", e.message),
+                )
+                .await;
+                return;
+            }
+            remaining = match store.list("", &ListOptions::default()).await {
+                Ok(p) => p.items.len(),
+                Err(_) => 1,
+            };
+        }
+        if remaining > 0 {
+            self.set_terminating(
+                crd_obj,
+                "InstanceDeletionCheck",
+                &format!("could not confirm zero CustomResources remaining: {remaining} remaining"),
+            )
+            .await;
+            return;
+        }
+        let remove = |old: &Value| -> Result<Value, ApiError> {
+            let mut new = old.clone();
+            let keep: Vec<String> = meta::finalizers(old)
+                .into_iter()
+                .filter(|f| f != CLEANUP_FINALIZER)
+                .collect();
+            meta::set(&mut new, "finalizers", json!(keep));
+            Ok(new)
+        };
+        if let Err(e) = self
+            .crds
+            .update(
+                "",
+                &name,
+                None,
+                UpdateKind::Patch(&remove),
+                &WriteContext::default(),
+            )
+            .await
+        {
+            tracing::debug!(crd = %name, error = %e.message, "removing the cleanup finalizer");
+        }
+    }
+
+    async fn set_terminating(&self, crd_obj: &Value, reason: &str, message: &str) {
+        let mut new = crd_obj.clone();
+        if conditions::set(&mut new, "Terminating", "True", reason, message) {
+            let _ = self
+                .crds
+                .update(
+                    "",
+                    meta::name(crd_obj),
+                    Some(Subresource::Status),
+                    UpdateKind::Replace(new),
+                    &WriteContext::default(),
+                )
+                .await;
+        }
+    }
+
+    /// Replaces the served groups: the CRD resource, then every served
+    /// version of every Established CRD.
+    fn rebuild_routes(&self, established: &[Value]) {
+        let mut groups = GroupSet::default();
+        groups.add(self.crds.clone());
+        let mut cache = match self.cache.lock() {
+            Ok(c) => c,
+            Err(p) => p.into_inner(),
+        };
+        let mut live = HashSet::new();
+        for obj in established {
+            let uid = meta::uid(obj).to_string();
+            let key = format!(
+                "{}/{}",
+                obj.get("metadata")
+                    .and_then(|m| m.get("generation"))
+                    .cloned()
+                    .unwrap_or(Value::Null),
+                obj.get("status")
+                    .and_then(|s| s.get("acceptedNames"))
+                    .cloned()
+                    .unwrap_or(Value::Null)
+            );
+            let stale = cache.get(&uid).is_none_or(|(k, _)| *k != key);
+            if stale {
+                let stores = serving::stores_for(obj, &self.storage, &self.prefix);
+                cache.insert(uid.clone(), (key, stores));
+            }
+            if let Some((_, stores)) = cache.get(&uid) {
+                for s in stores {
+                    s.register(&mut groups);
+                }
+            }
+            live.insert(uid);
+        }
+        cache.retain(|uid, _| live.contains(uid));
+        drop(cache);
+        self.api.set_groups(groups);
+    }
+}

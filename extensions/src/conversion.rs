@@ -1,0 +1,213 @@
+//! Converting custom resources between the versions of a CRD: `None` only
+//! rewrites `apiVersion`; `Webhook` POSTs an `apiextensions.k8s.io/v1`
+//! ConversionReview over HTTPS (trusting the CRD's `caBundle`) and takes
+//! the converted object, keeping the original metadata but labels and
+//! annotations (upstream's `webhook_converter.go`).
+//!
+//! Conversion runs inside the store's synchronous strategy hooks, so the
+//! webhook call blocks its worker thread (`block_in_place`); the tier runs
+//! on the multi-threaded runtime.
+
+use std::time::Duration;
+
+use base64::Engine;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use serde_json::{json, Value};
+use shared::endpoints::status::ApiError;
+
+type Connector = hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>;
+
+/// How long a conversion webhook may take (upstream's default timeout).
+const WEBHOOK_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A CRD's conversion strategy.
+pub enum Converter {
+    /// `None`: versions differ only in `apiVersion`.
+    None,
+    /// `Webhook`: an HTTPS conversion webhook.
+    Webhook(Webhook),
+    /// A webhook whose client configuration is unusable: every conversion
+    /// fails with this message.
+    Broken(String),
+}
+
+/// A conversion webhook client.
+pub struct Webhook {
+    client: Client<Connector, Full<Bytes>>,
+    url: http::Uri,
+    /// `<group>/<version>, Kind=<kind>` for error messages.
+    what: String,
+}
+
+impl Converter {
+    /// The converter `spec.conversion` of a CRD asks for; a webhook whose
+    /// client configuration cannot be used gives an error message.
+    pub fn from_crd(crd: &Value, what: String) -> Result<Converter, String> {
+        let conv = crd.get("spec").and_then(|s| s.get("conversion"));
+        let strategy = conv
+            .and_then(|c| c.get("strategy"))
+            .and_then(Value::as_str)
+            .unwrap_or("None");
+        if strategy != "Webhook" {
+            return Ok(Converter::None);
+        }
+        let cc = conv
+            .and_then(|c| c.get("webhook"))
+            .and_then(|w| w.get("clientConfig"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        let url = match (cc.get("url").and_then(Value::as_str), cc.get("service")) {
+            (Some(u), _) => u.to_string(),
+            (None, Some(svc)) => {
+                let s = |k: &str| svc.get(k).and_then(Value::as_str).unwrap_or("");
+                let port = svc.get("port").and_then(Value::as_i64).unwrap_or(443);
+                format!(
+                    "https://{}.{}.svc:{port}{}",
+                    s("name"),
+                    s("namespace"),
+                    s("path")
+                )
+            }
+            _ => return Err("webhook clientConfig has neither url nor service".into()),
+        };
+        let url: http::Uri = url
+            .parse()
+            .map_err(|e| format!("invalid webhook URL {url}: {e}"))?;
+        let ca = match cc.get("caBundle").and_then(Value::as_str) {
+            Some(b) if !b.is_empty() => base64::engine::general_purpose::STANDARD
+                .decode(b)
+                .map_err(|e| format!("invalid caBundle: {e}"))?,
+            _ => Vec::new(),
+        };
+        let tls = shared::server::tls::client_config(&ca, None)
+            .map_err(|e| format!("invalid caBundle: {e}"))?;
+        let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
+        http.enforce_http(false);
+        http.set_connect_timeout(Some(Duration::from_secs(5)));
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_only()
+            .enable_http1()
+            .wrap_connector(http);
+        let client = Client::builder(TokioExecutor::new()).build(connector);
+        Ok(Converter::Webhook(Webhook { client, url, what }))
+    }
+
+    /// Converts `obj` to `desired` (`group/version`) in place.
+    pub fn convert(&self, obj: &mut Value, desired: &str) -> Result<(), ApiError> {
+        if obj.get("apiVersion").and_then(Value::as_str) == Some(desired) {
+            return Ok(());
+        }
+        match self {
+            Converter::None => {
+                if let Value::Object(m) = obj {
+                    m.insert("apiVersion".into(), Value::String(desired.to_string()));
+                }
+                Ok(())
+            }
+            Converter::Broken(msg) => Err(ApiError::internal(format!(
+                "conversion webhook is misconfigured: {msg}"
+            ))),
+            Converter::Webhook(w) => {
+                let handle = tokio::runtime::Handle::try_current()
+                    .map_err(|e| ApiError::internal(format!("no runtime for conversion: {e}")))?;
+                let converted =
+                    tokio::task::block_in_place(|| handle.block_on(w.call(obj, desired))).map_err(
+                        |e| {
+                            ApiError::internal(format!(
+                                "conversion webhook for {} failed: {e}",
+                                w.what
+                            ))
+                        },
+                    )?;
+                *obj = converted;
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Webhook {
+    async fn call(&self, obj: &Value, desired: &str) -> Result<Value, String> {
+        let uid = uuid::Uuid::new_v4().to_string();
+        let review = json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "ConversionReview",
+            "request": {"uid": uid, "desiredAPIVersion": desired, "objects": [obj]},
+        });
+        let body = serde_json::to_vec(&review).map_err(|e| e.to_string())?;
+        let req = http::Request::builder()
+            .method("POST")
+            .uri(self.url.clone())
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .header(http::header::ACCEPT, "application/json")
+            .body(Full::new(Bytes::from(body)))
+            .map_err(|e| e.to_string())?;
+        let resp = tokio::time::timeout(WEBHOOK_TIMEOUT, self.client.request(req))
+            .await
+            .map_err(|_| "timed out".to_string())?
+            .map_err(|e| format!("{e}: {}", source_chain(&e)))?;
+        let status = resp.status();
+        let bytes = tokio::time::timeout(WEBHOOK_TIMEOUT, resp.into_body().collect())
+            .await
+            .map_err(|_| "timed out reading the response".to_string())?
+            .map_err(|e| e.to_string())?
+            .to_bytes();
+        if !status.is_success() {
+            return Err(format!("the server responded with status {status}"));
+        }
+        let v: Value =
+            serde_json::from_slice(&bytes).map_err(|e| format!("invalid response: {e}"))?;
+        let r = v
+            .get("response")
+            .ok_or("the response has no response field")?;
+        if r.get("uid").and_then(Value::as_str) != Some(uid.as_str()) {
+            return Err("expected response.uid to match the request uid".into());
+        }
+        let result = r.get("result").cloned().unwrap_or(Value::Null);
+        if result.get("status").and_then(Value::as_str) != Some("Success") {
+            let msg = result.get("message").and_then(Value::as_str).unwrap_or("");
+            return Err(format!("conversion failed: {msg}"));
+        }
+        let mut converted = r
+            .get("convertedObjects")
+            .and_then(Value::as_array)
+            .and_then(|a| a.first())
+            .cloned()
+            .ok_or("expected 1 converted object, got 0")?;
+        if converted.get("apiVersion").and_then(Value::as_str) != Some(desired) {
+            return Err(format!(
+                "invalid converted object: expected apiVersion {desired}"
+            ));
+        }
+        // Only labels and annotations of metadata may change.
+        let mut md = obj.get("metadata").cloned().unwrap_or_else(|| json!({}));
+        for k in ["labels", "annotations"] {
+            match converted.get("metadata").and_then(|m| m.get(k)) {
+                Some(v) => md[k] = v.clone(),
+                None => {
+                    if let Value::Object(m) = &mut md {
+                        m.remove(k);
+                    }
+                }
+            }
+        }
+        if let Value::Object(m) = &mut converted {
+            m.insert("metadata".into(), md);
+        }
+        Ok(converted)
+    }
+}
+
+fn source_chain(e: &dyn std::error::Error) -> String {
+    let mut out = Vec::new();
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        out.push(s.to_string());
+        cur = s.source();
+    }
+    out.join(": ")
+}

@@ -1,0 +1,87 @@
+//! `fieldValidation` for custom resources: fields the schema would prune are
+//! "unknown fields". `Strict` rejects them with 400
+//! `strict decoding error: unknown field "spec.foo"`, `Warn` (the default)
+//! answers with one `Warning: 299 - "unknown field \"spec.foo\""` header per
+//! field, `Ignore` says nothing; in every case they are pruned.
+
+use http::HeaderValue;
+use serde_json::Value;
+use shared::body::{self, Request, Response};
+use shared::endpoints::handlers::{read_body, Query};
+use shared::endpoints::request_info::RequestInfo;
+use shared::endpoints::status::ApiError;
+use shared::schema::Schema;
+
+/// What the check decided for one request.
+pub struct Checked {
+    /// The request, with its body restored.
+    pub request: Request,
+    /// `Warning` header values to add to the response.
+    pub warnings: Vec<String>,
+}
+
+/// Checks the body of a create, update or (merge) patch for unknown fields.
+pub async fn check(schema: &Schema, req: Request, info: &RequestInfo) -> Result<Checked, ApiError> {
+    let unchanged = |request| {
+        Ok(Checked {
+            request,
+            warnings: Vec::new(),
+        })
+    };
+    if !matches!(info.verb.as_str(), "create" | "update" | "patch")
+        || !matches!(info.subresource.as_str(), "" | "status")
+    {
+        return unchanged(req);
+    }
+    let mode = Query::from_uri(req.uri())
+        .get("fieldValidation")
+        .unwrap_or("Warn")
+        .to_string();
+    if !matches!(mode.as_str(), "Warn" | "Strict" | "") {
+        return unchanged(req);
+    }
+    let ct = req
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("application/json")
+        .to_ascii_lowercase();
+    if ct.starts_with("application/json-patch+json") {
+        return unchanged(req);
+    }
+    let (parts, b) = req.into_parts();
+    let bytes = read_body(http::Request::from_parts(parts.clone(), b)).await?;
+    let request = http::Request::from_parts(parts, body::full(bytes.clone()));
+    let mut doc: Value = match serde_json::from_slice(&bytes) {
+        Ok(v @ Value::Object(_)) => v,
+        _ => return unchanged(request),
+    };
+    let unknown = schema.prune(&mut doc);
+    if unknown.is_empty() {
+        return unchanged(request);
+    }
+    let messages: Vec<String> = unknown
+        .iter()
+        .map(|f| format!("unknown field \"{f}\""))
+        .collect();
+    if mode == "Strict" {
+        return Err(ApiError::bad_request(format!(
+            "strict decoding error: {}",
+            messages.join(", ")
+        )));
+    }
+    let warnings = messages
+        .iter()
+        .map(|m| format!("299 - \"{}\"", m.replace('\\', "\\\\").replace('"', "\\\"")))
+        .collect();
+    Ok(Checked { request, warnings })
+}
+
+/// Adds `Warning` headers to a response.
+pub fn add_warnings(resp: &mut Response, warnings: &[String]) {
+    for w in warnings {
+        if let Ok(v) = HeaderValue::from_str(w) {
+            resp.headers_mut().append(http::header::WARNING, v);
+        }
+    }
+}

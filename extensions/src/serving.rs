@@ -1,0 +1,341 @@
+//! Serving custom resources: one generic [`Store`] per served version of an
+//! Established CRD, declared at runtime from the CRD (names, scope,
+//! subresources, printer columns, selectable fields) and driven by a
+//! strategy that prunes, defaults and validates with the version's schema.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use shared::admission::AdmissionChain;
+use shared::endpoints::discovery::GroupSet;
+use shared::endpoints::status::ApiError;
+use shared::registry::resource::{ResourceDef, Subresource};
+use shared::registry::store::Store;
+use shared::registry::strategy::Strategy;
+use shared::registry::table::DynamicColumn;
+use shared::registry::validation::{FieldError, FieldPath};
+use shared::schema::Schema;
+use shared::storage::EtcdStorage;
+
+use crate::conversion::Converter;
+use crate::crd;
+use crate::field_validation;
+use crate::jsonpath::JsonPath;
+use crate::scale::{self, ScalePaths};
+
+/// Upstream's description of the default `Age` column.
+const AGE_DESCRIPTION: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
+
+/// Behaviour of one version of a custom resource.
+pub struct CustomResourceStrategy {
+    schema: Arc<Schema>,
+    api_version: String,
+    /// `<group>/<storage version>`: what is written to etcd.
+    storage_api_version: String,
+    converter: Arc<Converter>,
+}
+
+impl CustomResourceStrategy {
+    /// Schema validation, then the CEL rules (with `oldSelf` on update).
+    fn check(&self, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
+        let mut errs = self.schema.validate(obj, &FieldPath::nil());
+        let mut budget = shared::cel::Budget::default();
+        errs.extend(shared::cel::validate(
+            &self.schema,
+            obj,
+            old,
+            &FieldPath::nil(),
+            &mut budget,
+        ));
+        errs
+    }
+
+    fn normalize(&self, obj: &mut Value) {
+        self.schema.prune(obj);
+        self.schema.apply_defaults(obj);
+    }
+}
+
+impl Strategy for CustomResourceStrategy {
+    fn prepare_for_create(&self, obj: &mut Value) {
+        self.normalize(obj);
+    }
+
+    fn prepare_for_update(&self, new: &mut Value, _old: &Value) {
+        self.normalize(new);
+    }
+
+    fn validate(&self, obj: &Value) -> Vec<FieldError> {
+        self.check(obj, None)
+    }
+
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        self.check(new, Some(old))
+    }
+
+    fn tracks_generation(&self) -> bool {
+        true
+    }
+
+    fn prepare_for_status_update(&self, new: &mut Value, _old: &Value) {
+        self.normalize(new);
+    }
+
+    fn validate_status_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        self.check(new, Some(old))
+    }
+
+    fn on_read(&self, obj: &mut Value) -> Result<(), ApiError> {
+        self.converter.convert(obj, &self.api_version)?;
+        self.normalize(obj);
+        Ok(())
+    }
+
+    fn for_storage(&self, obj: &Value) -> Result<Option<Value>, ApiError> {
+        if self.api_version == self.storage_api_version {
+            return Ok(None);
+        }
+        let mut stored = obj.clone();
+        self.converter
+            .convert(&mut stored, &self.storage_api_version)?;
+        Ok(Some(stored))
+    }
+}
+
+fn strings(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The printer columns of a version (upstream's default `Age` when none).
+fn columns(version: &Value) -> Vec<DynamicColumn> {
+    let declared = version
+        .get("additionalPrinterColumns")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if declared.is_empty() {
+        return vec![DynamicColumn {
+            name: "Age".into(),
+            type_: "date".into(),
+            format: String::new(),
+            description: AGE_DESCRIPTION.into(),
+            priority: 0,
+            cell: Arc::new(|obj: &Value| {
+                obj.get("metadata")
+                    .and_then(|m| m.get("creationTimestamp"))
+                    .cloned()
+                    .unwrap_or(Value::Null)
+            }),
+        }];
+    }
+    declared
+        .iter()
+        .map(|c| {
+            let s = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+            let type_ = s("type");
+            let path = JsonPath::parse(&s("jsonPath")).ok();
+            let is_string = type_ == "string";
+            DynamicColumn {
+                name: s("name"),
+                type_,
+                format: s("format"),
+                description: s("description"),
+                priority: c.get("priority").and_then(Value::as_i64).unwrap_or(0) as i32,
+                cell: Arc::new(move |obj: &Value| {
+                    let Some(first) = path.as_ref().and_then(|p| p.find(obj).into_iter().next())
+                    else {
+                        return Value::Null;
+                    };
+                    match first {
+                        Value::String(_) => first.clone(),
+                        other if is_string => Value::String(match other {
+                            Value::Array(_) | Value::Object(_) => other.to_string(),
+                            _ => other.to_string(),
+                        }),
+                        other => other.clone(),
+                    }
+                }),
+            }
+        })
+        .collect()
+}
+
+/// One served version: its store, its schema, and its scale paths when it
+/// has `/scale`.
+#[derive(Clone)]
+pub struct Served {
+    pub store: Store,
+    pub schema: Arc<Schema>,
+    pub scale: Option<Arc<ScalePaths>>,
+}
+
+impl Served {
+    /// Adds the route of this version to `groups`: `/scale` and the
+    /// `fieldValidation` check here, everything else by the generic handlers.
+    pub fn register(&self, groups: &mut GroupSet) {
+        let store = Arc::new(self.store.clone());
+        let scale_paths = self.scale.clone();
+        let schema = self.schema.clone();
+        let def = (*self.store.def).clone();
+        groups.add_handler(
+            def,
+            Arc::new(move |req, info| {
+                let (store, scale_paths, schema) =
+                    (store.clone(), scale_paths.clone(), schema.clone());
+                Box::pin(async move {
+                    if info.subresource == "scale" {
+                        if let Some(paths) = scale_paths {
+                            return scale::serve(store, paths, req, info).await;
+                        }
+                    }
+                    // Custom resources have no strategic merge patch (upstream: 415).
+                    let smp = req
+                        .headers()
+                        .get(http::header::CONTENT_TYPE)
+                        .and_then(|v| v.to_str().ok())
+                        .is_some_and(|ct| ct.starts_with("application/strategic-merge-patch+json"));
+                    if info.verb == "patch" && smp {
+                        return ApiError::unsupported_media_type(
+                            "application/strategic-merge-patch+json",
+                            &[
+                                "application/json-patch+json",
+                                "application/merge-patch+json",
+                                "application/apply-patch+yaml",
+                            ],
+                        )
+                        .into_response();
+                    }
+                    match field_validation::check(&schema, req, &info).await {
+                        Err(e) => e.into_response(),
+                        Ok(checked) => {
+                            let mut resp =
+                                shared::endpoints::handlers::serve(&store, &info, checked.request)
+                                    .await;
+                            if resp.status().is_success() {
+                                field_validation::add_warnings(&mut resp, &checked.warnings);
+                            }
+                            resp
+                        }
+                    }
+                })
+            }),
+        );
+    }
+}
+
+/// What is compiled once per CRD generation: the stores of its served versions.
+pub fn stores_for(crd_obj: &Value, storage: &EtcdStorage, prefix: &str) -> Vec<Served> {
+    let group = crd::spec_str(crd_obj, &["group"]).to_string();
+    let names = crd_obj
+        .get("status")
+        .and_then(|s| s.get("acceptedNames"))
+        .filter(|n| {
+            n.get("plural")
+                .and_then(Value::as_str)
+                .is_some_and(|p| !p.is_empty())
+        })
+        .or_else(|| crd_obj.get("spec").and_then(|s| s.get("names")))
+        .cloned()
+        .unwrap_or(Value::Null);
+    let ns = |k: &str| {
+        names
+            .get(k)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let (plural, kind) = (ns("plural"), ns("kind"));
+    let singular = match ns("singular") {
+        s if s.is_empty() => kind.to_lowercase(),
+        s => s,
+    };
+    let namespaced = crd::spec_str(crd_obj, &["scope"]) != "Cluster";
+    let mut versions: Vec<&Value> = crd::versions(crd_obj)
+        .iter()
+        .filter(|v| v.get("served").and_then(Value::as_bool) == Some(true))
+        .collect();
+    versions.sort_by(|a, b| {
+        crd::version_priority(
+            a.get("name").and_then(Value::as_str).unwrap_or(""),
+            b.get("name").and_then(Value::as_str).unwrap_or(""),
+        )
+    });
+    let storage_api_version = format!("{group}/{}", crd::storage_version(crd_obj).unwrap_or(""));
+    let converter = Arc::new(
+        Converter::from_crd(crd_obj, format!("{group}, Kind={kind}")).unwrap_or_else(|e| {
+            tracing::warn!(crd = %shared::registry::meta::name(crd_obj), error = %e, "conversion webhook");
+            Converter::Broken(e)
+        }),
+    );
+    versions
+        .into_iter()
+        .map(|v| {
+            let version = v
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            let schema = v
+                .get("schema")
+                .and_then(|s| s.get("openAPIV3Schema"))
+                .map(Schema::compile)
+                .unwrap_or_else(|| {
+                    Schema::compile(
+                        &json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
+                    )
+                });
+            let schema = Arc::new(schema);
+            let strategy = CustomResourceStrategy {
+                schema: schema.clone(),
+                api_version: format!("{group}/{version}"),
+                storage_api_version: storage_api_version.clone(),
+                converter: converter.clone(),
+            };
+            let mut def = ResourceDef::new(&group, &version, &kind, &plural)
+                .singular(&singular)
+                .storage_path(&format!("{group}/{plural}"))
+                .strategy(strategy);
+            if !namespaced {
+                def = def.cluster_scoped();
+            }
+            def.short_names = strings(names.get("shortNames"));
+            def.categories = strings(names.get("categories"));
+            if v.get("subresources")
+                .and_then(|s| s.get("status"))
+                .is_some()
+            {
+                def = def.with_status();
+            }
+            def.selectable_fields = v
+                .get("selectableFields")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|f| f.get("jsonPath").and_then(Value::as_str))
+                        .map(|p| p.trim_start_matches('.').to_string())
+                        .collect()
+                })
+                .unwrap_or_default();
+            def.dynamic_columns = columns(v);
+            let scale = v
+                .get("subresources")
+                .and_then(|s| s.get("scale"))
+                .map(|s| Arc::new(ScalePaths::from_crd(s)));
+            if scale.is_some() {
+                def = def.with_subresource(Subresource::Scale);
+            }
+            Served {
+                store: Store::new(def, storage.clone(), prefix, AdmissionChain::default()),
+                schema,
+                scale,
+            }
+        })
+        .collect()
+}

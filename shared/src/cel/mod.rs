@@ -1,0 +1,461 @@
+//! CEL validation rules (`x-kubernetes-validations`) on top of the schema
+//! engine, evaluated with the `cel` crate: `rule`, `message`,
+//! `messageExpression`, `reason`, `fieldPath`, and transition rules that use
+//! `oldSelf` (evaluated on update only, unless `optionalOldSelf`).
+//!
+//! Cost: every evaluation is charged an estimate before it runs, from the
+//! rule's size and the size of `self` raised to the number of comprehension
+//! macros (`all`, `exists`, `exists_one`, `map`, `filter`) it contains. A
+//! rule above upstream's per-call limit is not run and fails; once the
+//! per-object budget is spent no further rules run. The estimate is an
+//! upper bound of the work, not upstream's exact cost model.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::registry::validation::{FieldError, FieldPath};
+use crate::schema::compile::Additional;
+use crate::schema::Schema;
+
+/// Upstream's `PerCallLimit`.
+pub const PER_CALL_LIMIT: u64 = 1_000_000;
+/// Upstream's `RuntimeCELCostBudget` per object.
+pub const RUNTIME_BUDGET: u64 = 10_000_000;
+/// Upstream's limit on a `messageExpression` result.
+const MAX_MESSAGE_EXPRESSION_LEN: usize = 5 * 1024;
+
+/// What is left of an object's cost budget.
+pub struct Budget {
+    pub remaining: u64,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget {
+            remaining: RUNTIME_BUDGET,
+        }
+    }
+}
+
+/// One compiled `x-kubernetes-validations` entry.
+pub struct Rule {
+    pub rule: String,
+    pub message: Option<String>,
+    pub reason: Option<String>,
+    pub field_path: Option<String>,
+    pub optional_old_self: bool,
+    program: Result<::cel::Program, String>,
+    message_expression: Option<::cel::Program>,
+    /// Whether the rule uses `oldSelf` (a transition rule).
+    pub transition: bool,
+    /// Comprehension macros in the rule (the exponent of the cost estimate).
+    macros: u32,
+}
+
+impl std::fmt::Debug for Rule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rule").field("rule", &self.rule).finish()
+    }
+}
+
+fn count_macros(src: &str) -> u32 {
+    [".all(", ".exists(", ".exists_one(", ".map(", ".filter("]
+        .iter()
+        .map(|m| src.matches(m).count() as u32)
+        .sum()
+}
+
+impl Rule {
+    /// Compiles one rule object; a rule that does not compile keeps its error
+    /// (reported by [`compile_errors`] when a CRD is written).
+    pub fn compile(v: &Value) -> Rule {
+        let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+        let rule = s("rule").unwrap_or_default();
+        let program = ::cel::Program::compile(&rule).map_err(|e| e.to_string());
+        let message_expression =
+            s("messageExpression").and_then(|m| ::cel::Program::compile(&m).ok());
+        Rule {
+            transition: rule.contains("oldSelf"),
+            macros: count_macros(&rule),
+            message: s("message"),
+            reason: s("reason"),
+            field_path: s("fieldPath"),
+            optional_old_self: v
+                .get("optionalOldSelf")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            program,
+            message_expression,
+            rule,
+        }
+    }
+
+    /// The compile error, if the rule does not compile.
+    pub fn compile_error(&self) -> Option<&str> {
+        self.program.as_ref().err().map(String::as_str)
+    }
+
+    fn estimate(&self, value: &Value) -> u64 {
+        let n = size_of(value).saturating_add(1);
+        let mut cost = (self.rule.len() as u64).max(1);
+        for _ in 0..self.macros {
+            cost = cost.saturating_mul(n);
+        }
+        cost
+    }
+}
+
+/// Number of JSON values in `v`.
+fn size_of(v: &Value) -> u64 {
+    match v {
+        Value::Array(a) => 1 + a.iter().map(size_of).sum::<u64>(),
+        Value::Object(m) => 1 + m.values().map(size_of).sum::<u64>(),
+        _ => 1,
+    }
+}
+
+/// A JSON value as a CEL value (integers as `int`).
+pub fn to_cel(v: &Value) -> ::cel::Value {
+    match v {
+        Value::Null => ::cel::Value::Null,
+        Value::Bool(b) => ::cel::Value::Bool(*b),
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => ::cel::Value::Int(i),
+            (None, Some(u)) => ::cel::Value::UInt(u),
+            _ => ::cel::Value::Float(n.as_f64().unwrap_or(0.0)),
+        },
+        Value::String(s) => ::cel::Value::String(Arc::new(s.clone())),
+        Value::Array(a) => ::cel::Value::List(Arc::new(a.iter().map(to_cel).collect())),
+        Value::Object(m) => {
+            let map: std::collections::HashMap<String, ::cel::Value> =
+                m.iter().map(|(k, v)| (k.clone(), to_cel(v))).collect();
+            ::cel::Value::from(map)
+        }
+    }
+}
+
+fn type_name(schema: &Schema, v: &Value) -> String {
+    if let Some(t) = &schema.type_ {
+        return t.clone();
+    }
+    match v {
+        Value::Object(_) => "object",
+        Value::Array(_) => "array",
+        Value::String(_) => "string",
+        Value::Number(_) => "number",
+        Value::Bool(_) => "boolean",
+        Value::Null => "null",
+    }
+    .into()
+}
+
+/// Checks that every rule of a schema compiles; errors are at
+/// `<path>...x-kubernetes-validations[i].rule`.
+pub fn compile_errors(schema: &Value, path: &FieldPath) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    walk_compile(schema, path, &mut errs);
+    errs
+}
+
+fn walk_compile(s: &Value, path: &FieldPath, errs: &mut Vec<FieldError>) {
+    let Some(m) = s.as_object() else { return };
+    if let Some(rules) = m.get("x-kubernetes-validations").and_then(Value::as_array) {
+        for (i, r) in rules.iter().enumerate() {
+            let p = path.child("x-kubernetes-validations").index(i);
+            let rule = r.get("rule").and_then(Value::as_str).unwrap_or("");
+            if rule.is_empty() {
+                errs.push(FieldError::required(p.child("rule"), ""));
+                continue;
+            }
+            if let Err(e) = ::cel::Program::compile(rule) {
+                errs.push(FieldError::invalid(
+                    p.child("rule"),
+                    rule,
+                    format!("compilation failed: {e}"),
+                ));
+            }
+            if let Some(reason) = r.get("reason").and_then(Value::as_str) {
+                const REASONS: &[&str] = &[
+                    "FieldValueInvalid",
+                    "FieldValueForbidden",
+                    "FieldValueRequired",
+                    "FieldValueDuplicate",
+                ];
+                if !REASONS.contains(&reason) {
+                    errs.push(FieldError::not_supported(
+                        p.child("reason"),
+                        reason,
+                        REASONS,
+                    ));
+                }
+            }
+        }
+    }
+    if let Some(props) = m.get("properties").and_then(Value::as_object) {
+        for (k, v) in props {
+            walk_compile(v, &path.child("properties").key(k), errs);
+        }
+    }
+    if let Some(items) = m.get("items") {
+        walk_compile(items, &path.child("items"), errs);
+    }
+    if let Some(a) = m.get("additionalProperties") {
+        walk_compile(a, &path.child("additionalProperties"), errs);
+    }
+}
+
+/// Evaluates every rule of `schema` and its children against `value`
+/// (`old`: the previous object on update, for transition rules).
+pub fn validate(
+    schema: &Schema,
+    value: &Value,
+    old: Option<&Value>,
+    path: &FieldPath,
+    budget: &mut Budget,
+) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    walk(schema, value, old, path, budget, &mut errs);
+    errs
+}
+
+fn walk(
+    schema: &Schema,
+    value: &Value,
+    old: Option<&Value>,
+    path: &FieldPath,
+    budget: &mut Budget,
+    errs: &mut Vec<FieldError>,
+) {
+    if value.is_null() {
+        return;
+    }
+    for rule in &schema.rules {
+        if budget.remaining == 0 {
+            return;
+        }
+        if let Some(e) = evaluate(rule, schema, value, old, path, budget) {
+            errs.push(e);
+        }
+    }
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                let child = match schema.properties.get(k) {
+                    Some(s) => s,
+                    None => match &schema.additional {
+                        Some(Additional::Schema(s)) => s.as_ref(),
+                        _ => continue,
+                    },
+                };
+                let old_child = old.and_then(|o| o.get(k));
+                walk(child, v, old_child, &path.child(k), budget, errs);
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item) = &schema.items {
+                for (i, v) in items.iter().enumerate() {
+                    // Old items correlate by map keys (list-type map) only.
+                    let old_item = correlate(schema, item, v, old);
+                    walk(item, v, old_item, &path.index(i), budget, errs);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn correlate<'a>(
+    list: &Schema,
+    _item: &Schema,
+    v: &Value,
+    old: Option<&'a Value>,
+) -> Option<&'a Value> {
+    if list.list_type.as_deref() != Some("map") || list.list_map_keys.is_empty() {
+        return None;
+    }
+    old?.as_array()?
+        .iter()
+        .find(|o| list.list_map_keys.iter().all(|k| o.get(k) == v.get(k)))
+}
+
+fn evaluate(
+    rule: &Rule,
+    schema: &Schema,
+    value: &Value,
+    old: Option<&Value>,
+    path: &FieldPath,
+    budget: &mut Budget,
+) -> Option<FieldError> {
+    let type_ = type_name(schema, value);
+    if rule.transition && old.is_none() && !rule.optional_old_self {
+        return None;
+    }
+    let program = match &rule.program {
+        Ok(p) => p,
+        Err(e) => {
+            return Some(FieldError::invalid(
+                path.clone(),
+                type_,
+                format!("compilation failed: {e}"),
+            ))
+        }
+    };
+    let cost = rule.estimate(value) + old.map(|o| rule.estimate(o)).unwrap_or(0);
+    if cost > PER_CALL_LIMIT {
+        budget.remaining = budget.remaining.saturating_sub(PER_CALL_LIMIT);
+        return Some(FieldError::invalid(
+            path.clone(),
+            type_,
+            format!("call cost exceeds limit for rule: {}", rule.rule),
+        ));
+    }
+    if cost > budget.remaining {
+        budget.remaining = 0;
+        return Some(FieldError::invalid(
+            path.clone(),
+            type_,
+            "validation failed due to running out of cost budget, no further validation rules will be run",
+        ));
+    }
+    budget.remaining -= cost;
+    let mut ctx = ::cel::Context::default();
+    ctx.add_variable_from_value("self", to_cel(value));
+    match old {
+        Some(o) if rule.optional_old_self => {
+            ctx.add_variable_from_value("oldSelf", ::cel::Value::from(Some(to_cel(o))))
+        }
+        Some(o) => ctx.add_variable_from_value("oldSelf", to_cel(o)),
+        None => ctx.add_variable_from_value("oldSelf", ::cel::Value::from(None::<::cel::Value>)),
+    }
+    let result = program.execute(&ctx);
+    let ok = match result {
+        Ok(::cel::Value::Bool(b)) => b,
+        Ok(other) => {
+            return Some(FieldError::invalid(
+                path.clone(),
+                type_,
+                format!(
+                    "rule did not evaluate to a boolean: {:?} evaluating rule: {}",
+                    other.type_of(),
+                    rule.rule
+                ),
+            ))
+        }
+        Err(e) => {
+            return Some(FieldError::invalid(
+                path.clone(),
+                type_,
+                format!("{e} evaluating rule: {}", rule.rule),
+            ))
+        }
+    };
+    if ok {
+        return None;
+    }
+    let mut message = rule
+        .message
+        .clone()
+        .unwrap_or_else(|| format!("failed rule: {}", rule.rule));
+    if let Some(expr) = &rule.message_expression {
+        if let Ok(::cel::Value::String(s)) = expr.execute(&ctx) {
+            if !s.trim().is_empty() && s.len() <= MAX_MESSAGE_EXPRESSION_LEN && !s.contains('\n') {
+                message = s.to_string();
+            }
+        }
+    }
+    let mut at = path.clone();
+    if let Some(fp) = &rule.field_path {
+        for seg in fp
+            .trim_start_matches('.')
+            .split('.')
+            .filter(|s| !s.is_empty())
+        {
+            at = at.child(seg);
+        }
+    }
+    Some(match rule.reason.as_deref() {
+        Some("FieldValueRequired") => FieldError::required(at, message),
+        Some("FieldValueForbidden") => FieldError::forbidden(at, message),
+        Some("FieldValueDuplicate") => FieldError::duplicate(at, type_),
+        _ => FieldError::invalid(at, type_, message),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn run(schema: Value, new: Value, old: Option<Value>) -> Vec<String> {
+        let s = Schema::compile(&schema);
+        validate(
+            &s,
+            &new,
+            old.as_ref(),
+            &FieldPath::nil(),
+            &mut Budget::default(),
+        )
+        .iter()
+        .map(|e| e.to_string())
+        .collect()
+    }
+
+    fn spec(rules: Value) -> Value {
+        json!({"type": "object", "properties": {"spec": {"type": "object", "x-kubernetes-validations": rules,
+            "properties": {"min": {"type": "integer"}, "max": {"type": "integer"}, "list": {"type": "array", "items": {"type": "integer"}}}}}})
+    }
+
+    #[test]
+    fn rules_messages_and_reasons() {
+        let s = spec(json!([{"rule": "self.min <= self.max"}]));
+        assert!(run(s.clone(), json!({"spec": {"min": 1, "max": 2}}), None).is_empty());
+        assert_eq!(
+            run(s, json!({"spec": {"min": 3, "max": 2}}), None),
+            vec!["spec: Invalid value: \"object\": failed rule: self.min <= self.max"]
+        );
+        let s = spec(
+            json!([{"rule": "self.min <= self.max", "message": "min must not exceed max", "fieldPath": ".min", "reason": "FieldValueForbidden"}]),
+        );
+        assert_eq!(
+            run(s, json!({"spec": {"min": 3, "max": 2}}), None),
+            vec!["spec.min: Forbidden: min must not exceed max"]
+        );
+        let s = spec(
+            json!([{"rule": "self.min <= self.max", "messageExpression": "'min ' + string(self.min) + ' is too big'"}]),
+        );
+        assert_eq!(
+            run(s, json!({"spec": {"min": 3, "max": 2}}), None),
+            vec!["spec: Invalid value: \"object\": min 3 is too big"]
+        );
+    }
+
+    #[test]
+    fn transition_rules_run_on_update_only() {
+        let s = spec(json!([{"rule": "self.min == oldSelf.min", "message": "min is immutable"}]));
+        assert!(run(s.clone(), json!({"spec": {"min": 3}}), None).is_empty());
+        assert_eq!(
+            run(
+                s,
+                json!({"spec": {"min": 3}}),
+                Some(json!({"spec": {"min": 2}}))
+            ),
+            vec!["spec: Invalid value: \"object\": min is immutable"]
+        );
+    }
+
+    #[test]
+    fn hostile_rules_hit_the_cost_limit() {
+        let s = spec(
+            json!([{"rule": "self.list.all(x, self.list.all(y, self.list.all(z, x + y + z >= 0)))"}]),
+        );
+        let list: Vec<i64> = (0..200).collect();
+        let errs = run(s, json!({"spec": {"list": list}}), None);
+        assert_eq!(errs.len(), 1);
+        assert!(
+            errs[0].contains("call cost exceeds limit for rule"),
+            "{errs:?}"
+        );
+    }
+}

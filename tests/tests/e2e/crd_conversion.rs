@@ -1,0 +1,255 @@
+//! CRD conversion: a v1/v2 CRD with a conversion webhook written here (HTTPS,
+//! trusted through the CRD's `caBundle`); objects written as v1 read as v2
+//! and back, and are stored in the storage version.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use base64::Engine;
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::harness::{Auth, TestCluster};
+
+/// v1 has `spec.name`; v2 has `spec.fullName`.
+fn convert(obj: &Value, desired: &str) -> Value {
+    let mut out = obj.clone();
+    let spec = obj.get("spec").cloned().unwrap_or_else(|| json!({}));
+    out["apiVersion"] = json!(desired);
+    out["spec"] = if desired.ends_with("/v2") {
+        json!({"fullName": spec.get("name").or(spec.get("fullName")).cloned().unwrap_or(Value::Null)})
+    } else {
+        json!({"name": spec.get("fullName").or(spec.get("name")).cloned().unwrap_or(Value::Null)})
+    };
+    out
+}
+
+/// Serves ConversionReviews on 127.0.0.1 with the given certificate; one
+/// request per connection. Returns the port and a call counter.
+async fn start_webhook(cert_pem: &[u8], key_pem: &[u8]) -> (u16, Arc<AtomicUsize>) {
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(cert_pem)
+        .collect::<Result<_, _>>()
+        .expect("certs");
+    let key = PrivateKeyDer::from_pem_slice(key_pem).expect("key");
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let cfg = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("versions")
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .expect("server config");
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(cfg));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counter = calls.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((tcp, _)) = listener.accept().await else {
+                return;
+            };
+            let (acceptor, counter) = (acceptor.clone(), counter.clone());
+            tokio::spawn(async move {
+                let Ok(mut tls) = acceptor.accept(tcp).await else {
+                    return;
+                };
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 8192];
+                let body = loop {
+                    let Ok(n) = tls.read(&mut chunk).await else {
+                        return;
+                    };
+                    if n == 0 {
+                        return;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                    let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
+                        continue;
+                    };
+                    let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+                    let len: usize = head
+                        .lines()
+                        .find_map(|l| l.strip_prefix("content-length:"))
+                        .and_then(|v| v.trim().parse().ok())
+                        .unwrap_or(0);
+                    if buf.len() >= end + 4 + len {
+                        break buf[end + 4..end + 4 + len].to_vec();
+                    }
+                };
+                counter.fetch_add(1, Ordering::SeqCst);
+                let review: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                let req = &review["request"];
+                let desired = req["desiredAPIVersion"].as_str().unwrap_or("");
+                let converted: Vec<Value> = req["objects"]
+                    .as_array()
+                    .map(|a| a.iter().map(|o| convert(o, desired)).collect())
+                    .unwrap_or_default();
+                let resp = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+                    "response": {"uid": req["uid"], "convertedObjects": converted, "result": {"status": "Success"}}});
+                let out = serde_json::to_vec(&resp).expect("json");
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                    out.len()
+                );
+                let _ = tls.write_all(head.as_bytes()).await;
+                let _ = tls.write_all(&out).await;
+                let _ = tls.shutdown().await;
+            });
+        }
+    });
+    (port, calls)
+}
+
+fn version(name: &str, storage: bool, spec_field: &str) -> Value {
+    json!({"name": name, "served": true, "storage": storage,
+        "additionalPrinterColumns": [{"name": "Value", "type": "string", "jsonPath": format!(".spec.{spec_field}")}],
+        "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+            "spec": {"type": "object", "properties": {spec_field: {"type": "string"}}}}}}})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webhook_conversion_between_v1_and_v2() {
+    let c = TestCluster::start().await;
+    let pki = c.cluster.pki();
+    let cert = std::fs::read(&pki.extensions_cert).expect("cert");
+    let key = std::fs::read(&pki.extensions_key).expect("key");
+    let ca = std::fs::read(&pki.ca_cert).expect("ca");
+    let (port, calls) = start_webhook(&cert, &key).await;
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "people.conv.example.com"},
+        "spec": {
+            "group": "conv.example.com", "scope": "Namespaced",
+            "names": {"plural": "people", "singular": "person", "kind": "Person"},
+            "versions": [version("v1", true, "name"), version("v2", false, "fullName")],
+            "conversion": {"strategy": "Webhook", "webhook": {
+                "conversionReviewVersions": ["v1"],
+                "clientConfig": {"url": format!("https://127.0.0.1:{port}/convert"),
+                                 "caBundle": base64::engine::general_purpose::STANDARD.encode(&ca)}}}
+        }
+    });
+    let (ok, out, err) = c
+        .kubectl_stdin(
+            &["create", "--validate=false", "-f", "-"],
+            Some(&crd.to_string()),
+        )
+        .await;
+    assert!(ok, "{out} {err}");
+    c.kubectl_ok(&[
+        "wait",
+        "--for=condition=Established",
+        "--timeout=30s",
+        "crd/people.conv.example.com",
+    ])
+    .await;
+    let http = c.http(Auth::AdminCert);
+    let base = |v: &str| {
+        c.url(&format!(
+            "/apis/conv.example.com/{v}/namespaces/default/people"
+        ))
+    };
+
+    // Written as v1, read as v2.
+    let r = http
+        .post(base("v1"))
+        .json(&json!({"apiVersion": "conv.example.com/v1", "kind": "Person", "metadata": {"name": "ada"}, "spec": {"name": "Ada Lovelace"}}))
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(
+        r.status().as_u16(),
+        201,
+        "{}",
+        r.text().await.unwrap_or_default()
+    );
+    let v2: Value = http
+        .get(format!("{}/ada", base("v2")))
+        .send()
+        .await
+        .expect("get")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(v2["apiVersion"], "conv.example.com/v2", "{v2}");
+    assert_eq!(v2["spec"], json!({"fullName": "Ada Lovelace"}), "{v2}");
+
+    // Written as v2 (stored as v1 through the webhook), read as v1 and v2.
+    let r = http
+        .post(base("v2"))
+        .json(&json!({"apiVersion": "conv.example.com/v2", "kind": "Person", "metadata": {"name": "grace"}, "spec": {"fullName": "Grace Hopper"}}))
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(
+        r.status().as_u16(),
+        201,
+        "{}",
+        r.text().await.unwrap_or_default()
+    );
+    let created: Value = r.json().await.expect("json");
+    assert_eq!(created["apiVersion"], "conv.example.com/v2");
+    assert_eq!(created["spec"], json!({"fullName": "Grace Hopper"}));
+    let v1: Value = http
+        .get(format!("{}/grace", base("v1")))
+        .send()
+        .await
+        .expect("get")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(v1["spec"], json!({"name": "Grace Hopper"}), "{v1}");
+
+    // Lists and kubectl in either version.
+    let list: Value = http
+        .get(base("v2"))
+        .send()
+        .await
+        .expect("list")
+        .json()
+        .await
+        .expect("json");
+    let names: Vec<&str> = list["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .filter_map(|i| i["spec"]["fullName"].as_str())
+        .collect();
+    assert_eq!(names, ["Ada Lovelace", "Grace Hopper"], "{list}");
+    let table = c
+        .kubectl_ok(&["get", "people.v1.conv.example.com", "grace"])
+        .await;
+    assert!(table.contains("Grace Hopper"), "{table}");
+
+    // An update through v2 keeps the v1 view consistent.
+    let r = http
+        .patch(format!("{}/ada", base("v2")))
+        .header("content-type", "application/merge-patch+json")
+        .body(r#"{"spec":{"fullName":"Augusta Ada King"}}"#)
+        .send()
+        .await
+        .expect("patch");
+    assert_eq!(
+        r.status().as_u16(),
+        200,
+        "{}",
+        r.text().await.unwrap_or_default()
+    );
+    let v1: Value = http
+        .get(format!("{}/ada", base("v1")))
+        .send()
+        .await
+        .expect("get")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(v1["spec"], json!({"name": "Augusta Ada King"}), "{v1}");
+    assert!(
+        calls.load(Ordering::SeqCst) >= 4,
+        "webhook called {} times",
+        calls.load(Ordering::SeqCst)
+    );
+}
