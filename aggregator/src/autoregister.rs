@@ -85,9 +85,11 @@ pub fn local_apiservice(group: &str, version: &str) -> Value {
 
 /// One reconciliation pass; `missing` counts polls each automanaged
 /// APIService was not served.
-async fn sync(state: &State, missing: &mut BTreeMap<String, u32>) {
+/// Returns whether the tiers behind could be read (and every group/version
+/// they serve now has an APIService).
+async fn sync(state: &State, missing: &mut BTreeMap<String, u32>) -> bool {
     let Some(want) = served(state).await else {
-        return;
+        return false;
     };
     let have = state.services();
     let ctx = WriteContext {
@@ -143,13 +145,24 @@ async fn sync(state: &State, missing: &mut BTreeMap<String, u32>) {
     if created {
         let _ = state.refresh().await;
     }
+    let have = state.services();
+    want.iter()
+        .all(|(g, v)| have.contains_key(&format!("{v}.{g}")))
 }
 
-/// Polls the tiers behind every `period` and keeps the local APIServices in step.
-pub async fn run(state: Arc<State>, period: Duration) {
+/// Polls the tiers behind every `period` and keeps the local APIServices in
+/// step; sets `completed` once every served group/version was registered
+/// (upstream's `autoregister-completion` readiness).
+pub async fn run(
+    state: Arc<State>,
+    period: Duration,
+    completed: Arc<std::sync::atomic::AtomicBool>,
+) {
     let mut missing = BTreeMap::new();
     loop {
-        sync(&state, &mut missing).await;
+        if sync(&state, &mut missing).await {
+            completed.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
         tokio::time::sleep(period).await;
     }
 }

@@ -152,7 +152,7 @@ async fn check(state: &State, avail: &Availability, obj: &Value) -> (Value, Heal
     let last = results
         .into_iter()
         .filter_map(Result::err)
-        .last()
+        .next_back()
         .unwrap_or_default();
     (
         condition("False", "FailedDiscoveryCheck", &last),

@@ -11,6 +11,7 @@ mod remote;
 mod routing;
 mod state;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -95,7 +96,12 @@ async fn main() -> anyhow::Result<()> {
     ));
     let availability = Arc::new(availability::Availability::default());
     tokio::spawn(state.clone().run_refresh(REFRESH_PERIOD));
-    tokio::spawn(autoregister::run(state.clone(), AUTOREGISTER_PERIOD));
+    let registered = Arc::new(AtomicBool::new(false));
+    tokio::spawn(autoregister::run(
+        state.clone(),
+        AUTOREGISTER_PERIOD,
+        registered.clone(),
+    ));
     tokio::spawn(availability::run(
         state.clone(),
         availability.clone(),
@@ -113,6 +119,19 @@ async fn main() -> anyhow::Result<()> {
     let mut api = ApiServer::new(groups, Some(delegate), address).with_interceptor(router);
     api.readyz
         .add("etcd", shared::server::healthz::etcd_check(storage));
+    api.readyz.add(
+        "autoregister-completion",
+        Arc::new(move || {
+            let done = registered.load(Ordering::SeqCst);
+            Box::pin(async move {
+                if done {
+                    Ok(())
+                } else {
+                    Err("APIServices of the tiers behind not registered yet".into())
+                }
+            })
+        }),
+    );
     shared::server::run(
         shared::server::ServerConfig {
             name: "kube-aggregator",

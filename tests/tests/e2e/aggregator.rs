@@ -165,6 +165,18 @@ async fn apiservice_line(tc: &TestCluster) -> String {
 #[tokio::test]
 async fn local_apiservices_and_validation() {
     let tc = TestCluster::start().await;
+    // Readiness waits for auto-registration (`autoregister-completion`).
+    let names = tc.kubectl_ok(&["get", "apiservices", "-o", "name"]).await;
+    for want in ["v1.", "v1.apiextensions.k8s.io", "v1.discovery.k8s.io"] {
+        assert!(
+            names
+                .lines()
+                .any(|l| l == format!("apiservice.apiregistration.k8s.io/{want}")),
+            "{want} missing right after start:\n{names}"
+        );
+    }
+    let ready = tc.kubectl_ok(&["get", "--raw", "/readyz?verbose"]).await;
+    assert!(ready.contains("[+]autoregister-completion ok"), "{ready}");
     let ok = eventually(Duration::from_secs(30), || async {
         let (_, out, _) = tc.kubectl(&["get", "apiservices"]).await;
         out.lines()
