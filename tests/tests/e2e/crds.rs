@@ -749,3 +749,52 @@ async fn real_world_crds_install_and_accept_their_examples() {
     assert_eq!(header, ["NAME", "READY", "SECRET", "AGE"], "{table}");
     assert!(table.contains("example-com-tls"), "{table}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn custom_resources_through_kube_rs_with_watch() {
+    use futures_util::{StreamExt, TryStreamExt};
+    use kube::api::{Api, DynamicObject, ListParams, PostParams, WatchEvent, WatchParams};
+    use kube::core::GroupVersionKind;
+    use kube::discovery::ApiResource;
+
+    let c = TestCluster::start().await;
+    create_json(&c, &widget_crd("Namespaced")).await;
+    wait_established(&c, "widgets.example.com").await;
+    let client = c.client().await;
+    let ar = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("example.com", "v1", "Widget"),
+        "widgets",
+    );
+    let api: Api<DynamicObject> = Api::namespaced_with(client, "default", &ar);
+    let mut events = api
+        .watch(&WatchParams::default().timeout(20), "0")
+        .await
+        .expect("watch")
+        .boxed();
+    let mut obj = DynamicObject::new("kw", &ar);
+    obj.data = json!({"spec": {"size": 2}});
+    let created = api
+        .create(&PostParams::default(), &obj)
+        .await
+        .expect("create");
+    assert_eq!(created.data["spec"]["color"], "red");
+    let added = tokio::time::timeout(Duration::from_secs(15), async {
+        while let Some(ev) = events.try_next().await.expect("event") {
+            if let WatchEvent::Added(o) = ev {
+                return Some(o);
+            }
+        }
+        None
+    })
+    .await
+    .expect("no ADDED event in time")
+    .expect("stream ended");
+    assert_eq!(added.metadata.name.as_deref(), Some("kw"));
+    assert_eq!(added.data["spec"]["size"], 2);
+    let list = api.list(&ListParams::default()).await.expect("list");
+    assert_eq!(list.items.len(), 1);
+    let err = api.get("missing").await.expect_err("404");
+    assert!(
+        matches!(err, kube::Error::Api(s) if s.code == 404 && s.message == "widgets.example.com \"missing\" not found")
+    );
+}
