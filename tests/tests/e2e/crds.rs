@@ -798,3 +798,52 @@ async fn custom_resources_through_kube_rs_with_watch() {
         matches!(err, kube::Error::Api(s) if s.code == 404 && s.message == "widgets.example.com \"missing\" not found")
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_false_404_while_extensions_restarts() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    let mut c = TestCluster::start().await;
+    create_json(&c, &widget_crd("Cluster")).await;
+    wait_established(&c, "widgets.example.com").await;
+    let http = c.http(Auth::AdminCert);
+    let url = c.url("/apis/example.com/v1/widgets");
+    let stop = Arc::new(AtomicBool::new(false));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let poller = {
+        let (http, url, stop, seen) = (http.clone(), url.clone(), stop.clone(), seen.clone());
+        tokio::spawn(async move {
+            while !stop.load(Ordering::SeqCst) {
+                if let Ok(r) = http.get(&url).send().await {
+                    let code = r.status().as_u16();
+                    let retry = r.headers().contains_key("retry-after");
+                    seen.lock().expect("lock").push((code, retry));
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+    };
+    c.cluster
+        .stop_tier(deploy::Tier::Extensions)
+        .await
+        .expect("stop");
+    c.cluster
+        .start_tier(deploy::Tier::Extensions)
+        .await
+        .expect("start");
+    let resp = http.get(&url).send().await.expect("get");
+    assert_eq!(
+        resp.status().as_u16(),
+        200,
+        "not served right after the restart"
+    );
+    stop.store(true, Ordering::SeqCst);
+    poller.await.expect("poller");
+    let seen = seen.lock().expect("lock").clone();
+    assert!(!seen.is_empty());
+    assert!(
+        !seen.iter().any(|(code, _)| *code == 404),
+        "false 404 during restart: {seen:?}"
+    );
+}
