@@ -10,7 +10,8 @@ use serde_json::{json, Value};
 use crate::harness::{eventually, expect_status, Auth, TestCluster};
 
 /// The directory of the real-world CRDs (not copied into the repository).
-const TESTDATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/testdata/crds");
+pub(crate) const TESTDATA: &str =
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/testdata/crds");
 
 fn spec_properties() -> Value {
     let mut m = serde_json::Map::new();
@@ -92,7 +93,7 @@ fn spec_properties() -> Value {
     Value::Object(m)
 }
 
-fn widget_crd(scope: &str) -> Value {
+pub(crate) fn widget_crd(scope: &str) -> Value {
     json!({
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
@@ -131,7 +132,7 @@ fn widget_crd(scope: &str) -> Value {
     })
 }
 
-async fn create_json(c: &TestCluster, v: &Value) {
+pub(crate) async fn create_json(c: &TestCluster, v: &Value) {
     let (ok, out, err) = c
         .kubectl_stdin(
             &["create", "--validate=false", "-f", "-"],
@@ -141,7 +142,7 @@ async fn create_json(c: &TestCluster, v: &Value) {
     assert!(ok, "kubectl create failed: {out} {err}");
 }
 
-async fn create_namespace(c: &TestCluster, name: &str) {
+pub(crate) async fn create_namespace(c: &TestCluster, name: &str) {
     create_json(
         c,
         &json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}),
@@ -149,7 +150,7 @@ async fn create_namespace(c: &TestCluster, name: &str) {
     .await;
 }
 
-async fn wait_established(c: &TestCluster, name: &str) {
+pub(crate) async fn wait_established(c: &TestCluster, name: &str) {
     let crd = format!("crd/{name}");
     c.kubectl_ok(&["wait", "--for=condition=Established", "--timeout=30s", &crd])
         .await;
@@ -687,163 +688,4 @@ async fn invalid_crds_are_rejected_and_name_conflicts_reported() {
         .await
         .expect("get");
     expect_status(resp, 404, "NotFound").await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn real_world_crds_install_and_accept_their_examples() {
-    let c = TestCluster::start().await;
-    for ns in ["argocd", "sandbox"] {
-        create_namespace(&c, ns).await;
-    }
-    let crds = [
-        ("certificates.cert-manager.io", "certificates"),
-        ("servicemonitors.monitoring.coreos.com", "servicemonitors"),
-        ("prometheusrules.monitoring.coreos.com", "prometheusrules"),
-        ("applications.argoproj.io", "applications"),
-        ("rollouts.argoproj.io", "rollouts"),
-        ("httproutes.gateway.networking.k8s.io", "httproutes"),
-    ];
-    for (name, _) in crds {
-        let file = format!("{TESTDATA}/{name}.yaml");
-        c.kubectl_ok(&["create", "--validate=false", "-f", &file])
-            .await;
-    }
-    for (name, _) in crds {
-        wait_established(&c, name).await;
-    }
-    for (name, plural) in crds {
-        let file = format!("{TESTDATA}/{name}-example.yaml");
-        let (ok, out, err) = c.kubectl(&["apply", "--validate=false", "-f", &file]).await;
-        assert!(ok, "{name} examples: {out}\n{err}");
-        let table = c.kubectl_ok(&["get", plural, "-A"]).await;
-        assert!(table.lines().count() >= 2, "{name}: {table}");
-    }
-    // kubectl explain reads the per-group-version OpenAPI v3 documents.
-    let explain = c
-        .kubectl_ok(&["explain", "certificates.spec.secretName"])
-        .await;
-    assert!(
-        explain.contains("GROUP:      cert-manager.io") || explain.contains("cert-manager.io"),
-        "{explain}"
-    );
-    assert!(
-        explain.contains("secretName") && explain.contains("<string>"),
-        "{explain}"
-    );
-    let explain = c.kubectl_ok(&["explain", "servicemonitors.spec"]).await;
-    assert!(
-        explain.contains("endpoints") && explain.contains("FIELDS:"),
-        "{explain}"
-    );
-
-    // Printer columns of cert-manager's Certificate.
-    let table = c
-        .kubectl_ok(&["get", "certificates", "-n", "sandbox"])
-        .await;
-    let header: Vec<&str> = table
-        .lines()
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .collect();
-    assert_eq!(header, ["NAME", "READY", "SECRET", "AGE"], "{table}");
-    assert!(table.contains("example-com-tls"), "{table}");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn custom_resources_through_kube_rs_with_watch() {
-    use futures_util::{StreamExt, TryStreamExt};
-    use kube::api::{Api, DynamicObject, ListParams, PostParams, WatchEvent, WatchParams};
-    use kube::core::GroupVersionKind;
-    use kube::discovery::ApiResource;
-
-    let c = TestCluster::start().await;
-    create_json(&c, &widget_crd("Namespaced")).await;
-    wait_established(&c, "widgets.example.com").await;
-    let client = c.client().await;
-    let ar = ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("example.com", "v1", "Widget"),
-        "widgets",
-    );
-    let api: Api<DynamicObject> = Api::namespaced_with(client, "default", &ar);
-    let mut events = api
-        .watch(&WatchParams::default().timeout(20), "0")
-        .await
-        .expect("watch")
-        .boxed();
-    let mut obj = DynamicObject::new("kw", &ar);
-    obj.data = json!({"spec": {"size": 2}});
-    let created = api
-        .create(&PostParams::default(), &obj)
-        .await
-        .expect("create");
-    assert_eq!(created.data["spec"]["color"], "red");
-    let added = tokio::time::timeout(Duration::from_secs(15), async {
-        while let Some(ev) = events.try_next().await.expect("event") {
-            if let WatchEvent::Added(o) = ev {
-                return Some(o);
-            }
-        }
-        None
-    })
-    .await
-    .expect("no ADDED event in time")
-    .expect("stream ended");
-    assert_eq!(added.metadata.name.as_deref(), Some("kw"));
-    assert_eq!(added.data["spec"]["size"], 2);
-    let list = api.list(&ListParams::default()).await.expect("list");
-    assert_eq!(list.items.len(), 1);
-    let err = api.get("missing").await.expect_err("404");
-    assert!(
-        matches!(err, kube::Error::Api(s) if s.code == 404 && s.message == "widgets.example.com \"missing\" not found")
-    );
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn no_false_404_while_extensions_restarts() {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::{Arc, Mutex};
-
-    let mut c = TestCluster::start().await;
-    create_json(&c, &widget_crd("Cluster")).await;
-    wait_established(&c, "widgets.example.com").await;
-    let http = c.http(Auth::AdminCert);
-    let url = c.url("/apis/example.com/v1/widgets");
-    let stop = Arc::new(AtomicBool::new(false));
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let poller = {
-        let (http, url, stop, seen) = (http.clone(), url.clone(), stop.clone(), seen.clone());
-        tokio::spawn(async move {
-            while !stop.load(Ordering::SeqCst) {
-                if let Ok(r) = http.get(&url).send().await {
-                    let code = r.status().as_u16();
-                    let retry = r.headers().contains_key("retry-after");
-                    seen.lock().expect("lock").push((code, retry));
-                }
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-        })
-    };
-    c.cluster
-        .stop_tier(deploy::Tier::Extensions)
-        .await
-        .expect("stop");
-    c.cluster
-        .start_tier(deploy::Tier::Extensions)
-        .await
-        .expect("start");
-    let resp = http.get(&url).send().await.expect("get");
-    assert_eq!(
-        resp.status().as_u16(),
-        200,
-        "not served right after the restart"
-    );
-    stop.store(true, Ordering::SeqCst);
-    poller.await.expect("poller");
-    let seen = seen.lock().expect("lock").clone();
-    assert!(!seen.is_empty());
-    assert!(
-        !seen.iter().any(|(code, _)| *code == 404),
-        "false 404 during restart: {seen:?}"
-    );
 }

@@ -3,6 +3,7 @@
 
 mod auth;
 mod crd_conversion;
+mod crd_runtime;
 mod crds;
 mod errors;
 mod harness;
