@@ -47,7 +47,11 @@ impl CustomResourceStrategy {
             &FieldPath::nil(),
             &mut budget,
         ));
-        errs
+        match old {
+            // Ratcheting: what was already stored invalid may stay so.
+            Some(old) => shared::schema::ratchet::ratchet(errs, obj, old),
+            None => errs,
+        }
     }
 
     fn normalize(&self, obj: &mut Value) {

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::crds::{create_json, create_namespace, wait_established, widget_crd, TESTDATA};
-use crate::harness::{Auth, TestCluster};
+use crate::harness::{eventually, expect_status, Auth, TestCluster};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_world_crds_install_and_accept_their_examples() {
@@ -166,5 +166,68 @@ async fn no_false_404_while_extensions_restarts() {
     assert!(
         !seen.iter().any(|(code, _)| *code == 404),
         "false 404 during restart: {seen:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tightened_schemas_ratchet_unchanged_values() {
+    let c = TestCluster::start().await;
+    create_json(&c, &widget_crd("Cluster")).await;
+    wait_established(&c, "widgets.example.com").await;
+    let http = c.http(Auth::AdminCert);
+    let widgets = c.url("/apis/example.com/v1/widgets");
+    let resp = http
+        .post(&widgets)
+        .json(&json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "big"}, "spec": {"size": 8}}))
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(resp.status().as_u16(), 201);
+    // Tighten spec.size to at most 5.
+    let resp = http
+        .patch(c.url("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com"))
+        .header("content-type", "application/json-patch+json")
+        .body(r#"[{"op":"replace","path":"/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/size/maximum","value":5}]"#)
+        .send()
+        .await
+        .expect("patch crd");
+    assert_eq!(
+        resp.status().as_u16(),
+        200,
+        "{}",
+        resp.text().await.unwrap_or_default()
+    );
+    let tightened = eventually(Duration::from_secs(15), || async {
+        let r = http
+            .post(&widgets)
+            .json(&json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "probe"}, "spec": {"size": 8}}))
+            .send()
+            .await;
+        r.is_ok_and(|r| r.status().as_u16() == 422)
+    })
+    .await;
+    assert!(tightened, "the new schema never applied");
+    // The stored invalid value may stay while something else changes...
+    let patch = |body: &'static str| {
+        http.patch(format!("{widgets}/big"))
+            .header("content-type", "application/merge-patch+json")
+            .body(body)
+            .send()
+    };
+    let resp = patch(r#"{"spec":{"color":"green"}}"#).await.expect("patch");
+    assert_eq!(
+        resp.status().as_u16(),
+        200,
+        "{}",
+        resp.text().await.unwrap_or_default()
+    );
+    // ...but may not change to another invalid value.
+    let resp = patch(r#"{"spec":{"size":9}}"#).await.expect("patch");
+    let st = expect_status(resp, 422, "Invalid").await;
+    assert!(
+        st["message"].as_str().unwrap_or("").contains(
+            "spec.size: Invalid value: 9: spec.size in body should be less than or equal to 5"
+        ),
+        "{st}"
     );
 }
