@@ -38,6 +38,8 @@ pub struct Controller {
     cache: Mutex<HashMap<String, (String, Vec<serving::Served>)>>,
     wake: Notify,
     openapi: Arc<crate::openapi::OpenApi>,
+    /// Set after the first complete pass (readiness).
+    synced: Arc<std::sync::atomic::AtomicBool>,
 }
 
 fn names_of(crd_obj: &Value) -> Value {
@@ -109,6 +111,7 @@ impl Controller {
         storage: EtcdStorage,
         prefix: &str,
         openapi: Arc<crate::openapi::OpenApi>,
+        synced: Arc<std::sync::atomic::AtomicBool>,
     ) -> Arc<Self> {
         Arc::new(Controller {
             api,
@@ -118,6 +121,7 @@ impl Controller {
             cache: Mutex::new(HashMap::new()),
             wake: Notify::new(),
             openapi,
+            synced,
         })
     }
 
@@ -149,7 +153,10 @@ impl Controller {
     async fn reconcile_loop(&self) {
         loop {
             match self.reconcile().await {
-                Ok(()) => self.api.set_routes_pending(false),
+                Ok(()) => {
+                    self.api.set_routes_pending(false);
+                    self.synced.store(true, std::sync::atomic::Ordering::SeqCst);
+                }
                 Err(e) => {
                     tracing::warn!(error = %e.message, "reconciling CRDs");
                     tokio::time::sleep(Duration::from_millis(500)).await;

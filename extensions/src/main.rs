@@ -63,6 +63,22 @@ async fn main() -> anyhow::Result<()> {
     api.set_routes_pending(true);
     api.readyz
         .add("etcd", shared::server::healthz::etcd_check(storage.clone()));
+    // Ready once the CRDs are loaded (upstream's crd-informer-synced hook).
+    let synced = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = synced.clone();
+    api.readyz.add(
+        "poststarthook/crd-informer-synced",
+        Arc::new(move || {
+            let loaded = flag.load(std::sync::atomic::Ordering::SeqCst);
+            Box::pin(async move {
+                if loaded {
+                    Ok(())
+                } else {
+                    Err("the CustomResourceDefinitions are not loaded yet".to_string())
+                }
+            })
+        }),
+    );
     let openapi = Arc::new(openapi::OpenApi::default());
     let published = openapi.clone();
     api.add_non_resource(
@@ -70,7 +86,8 @@ async fn main() -> anyhow::Result<()> {
         Arc::new(move |req| Box::pin(published.clone().serve(req))),
     );
     let api = Arc::new(api);
-    controller::Controller::new(api.clone(), crds, storage.clone(), &prefix, openapi).spawn();
+    controller::Controller::new(api.clone(), crds, storage.clone(), &prefix, openapi, synced)
+        .spawn();
     shared::server::run(
         shared::server::ServerConfig {
             name: "kube-extensions-apiserver",

@@ -47,7 +47,11 @@ impl CustomResourceStrategy {
             &FieldPath::nil(),
             &mut budget,
         ));
-        errs
+        match old {
+            // Ratcheting: what was already stored invalid may stay so.
+            Some(old) => shared::schema::ratchet::ratchet(errs, obj, old),
+            None => errs,
+        }
     }
 
     fn normalize(&self, obj: &mut Value) {
@@ -174,6 +178,8 @@ pub struct Served {
     pub store: Store,
     pub schema: Arc<Schema>,
     pub scale: Option<Arc<ScalePaths>>,
+    /// The CRD is being deleted: creates are refused.
+    pub terminating: bool,
 }
 
 impl Served {
@@ -183,6 +189,7 @@ impl Served {
         let store = Arc::new(self.store.clone());
         let scale_paths = self.scale.clone();
         let schema = self.schema.clone();
+        let terminating = self.terminating;
         let def = (*self.store.def).clone();
         groups.add_handler(
             def,
@@ -190,6 +197,14 @@ impl Served {
                 let (store, scale_paths, schema) =
                     (store.clone(), scale_paths.clone(), schema.clone());
                 Box::pin(async move {
+                    if terminating && info.verb == "create" {
+                        // Upstream's forbidCreateAdmission while the CRD is terminating.
+                        return ApiError::method_not_supported(
+                            store.def.group_resource(),
+                            "create",
+                        )
+                        .into_response();
+                    }
                     if info.subresource == "scale" {
                         if let Some(paths) = scale_paths {
                             return scale::serve(store, paths, req, info).await;
@@ -335,6 +350,7 @@ pub fn stores_for(crd_obj: &Value, storage: &EtcdStorage, prefix: &str) -> Vec<S
                 store: Store::new(def, storage.clone(), prefix, AdmissionChain::default()),
                 schema,
                 scale,
+                terminating: shared::registry::meta::is_deleting(crd_obj),
             }
         })
         .collect()

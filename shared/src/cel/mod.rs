@@ -25,6 +25,34 @@ pub const RUNTIME_BUDGET: u64 = 10_000_000;
 /// Upstream's limit on a `messageExpression` result.
 const MAX_MESSAGE_EXPRESSION_LEN: usize = 5 * 1024;
 
+/// The CEL environment of validation rules: the standard library plus the
+/// `cel` crate's strings and lists extensions (cel-go's, which Kubernetes
+/// enables too) and its math extension as far as its functions resolve; the
+/// Kubernetes-specific libraries (quantity, URL, IP/CIDR, format) are not
+/// available.
+fn env() -> Arc<::cel::Env> {
+    static ENV: std::sync::OnceLock<Arc<::cel::Env>> = std::sync::OnceLock::new();
+    ENV.get_or_init(|| {
+        let mut env = ::cel::Env::stdlib();
+        for ext in [
+            ::cel::extensions::strings
+                as fn(&mut ::cel::Env) -> Result<(), ::cel::DeclarationError>,
+            ::cel::extensions::lists,
+            ::cel::extensions::math,
+        ] {
+            if let Err(e) = env.add_extension(ext) {
+                tracing::warn!(error = %e, "CEL extension not available");
+            }
+        }
+        Arc::new(env)
+    })
+    .clone()
+}
+
+fn compile_rule(src: &str) -> Result<::cel::Program, String> {
+    env().compile(src).map_err(|e| e.to_string())
+}
+
 /// What is left of an object's cost budget.
 pub struct Budget {
     pub remaining: u64,
@@ -168,7 +196,7 @@ fn walk_compile(s: &Value, path: &FieldPath, errs: &mut Vec<FieldError>) {
                 errs.push(FieldError::required(p.child("rule"), ""));
                 continue;
             }
-            if let Err(e) = ::cel::Program::compile(rule) {
+            if let Err(e) = compile_rule(rule) {
                 errs.push(FieldError::invalid(
                     p.child("rule"),
                     rule,
@@ -319,7 +347,7 @@ fn evaluate(
         ));
     }
     budget.remaining -= cost;
-    let mut ctx = ::cel::Context::default();
+    let mut ctx = ::cel::Context::with_env(env());
     ctx.add_variable_from_value("self", to_cel(value));
     match old {
         Some(o) if rule.optional_old_self => {
@@ -429,6 +457,15 @@ mod tests {
             run(s, json!({"spec": {"min": 3, "max": 2}}), None),
             vec!["spec: Invalid value: \"object\": min 3 is too big"]
         );
+    }
+
+    #[test]
+    fn string_and_list_extensions() {
+        let s = spec(
+            json!([{"rule": "'AbC'.lowerAscii() == 'abc' && 'a,b'.split(',').size() == 2 && self.list.sort() == [1, 2, 3]"}]),
+        );
+        let errs = run(s, json!({"spec": {"list": [1, 2, 3]}}), None);
+        assert!(errs.is_empty(), "{errs:?}");
     }
 
     #[test]

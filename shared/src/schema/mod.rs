@@ -14,11 +14,13 @@
 //!   (`schema/pruning`), and reports what was dropped;
 //! - [`Schema::apply_defaults`]: fills `default:` values (`schema/defaulting`);
 //! - [`structural::check`]: whether a schema is structural and uses only the
-//!   keywords CRDs allow (`schema/validation.go`).
+//!   keywords CRDs allow (`schema/validation.go`);
+//! - [`ratchet::ratchet`]: on update, errors about unchanged values are dropped.
 
 pub mod compile;
 pub mod format;
 pub mod prune;
+pub mod ratchet;
 pub mod structural;
 pub mod validate;
 

@@ -20,6 +20,14 @@ impl Schema {
         dropped
     }
 
+    /// Prunes a value that is not a whole object (no root rules): a
+    /// `default`, a field value.
+    pub fn prune_value(&self, value: &mut Value) -> Vec<String> {
+        let mut dropped = Vec::new();
+        self.prune_at(value, "", false, &mut dropped);
+        dropped
+    }
+
     fn prune_at(&self, value: &mut Value, path: &str, root: bool, dropped: &mut Vec<String>) {
         match value {
             Value::Object(map) => self.prune_object(map, path, root, dropped),

@@ -228,6 +228,45 @@ fn walk(
     }
 }
 
+/// Checks every `default:` against the schema it sits in (upstream's
+/// defaulting validation): errors are at `<path>...default`, with the
+/// value's own sub-paths after it.
+pub fn check_defaults(schema: &Value, path: &FieldPath) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    walk_defaults(schema, path, &mut errs);
+    errs
+}
+
+fn walk_defaults(s: &Value, path: &FieldPath, errs: &mut Vec<FieldError>) {
+    let Some(m) = s.as_object() else { return };
+    if let Some(d) = m.get("default") {
+        let compiled = super::Schema::compile(s);
+        let mut pruned = d.clone();
+        let dropped = compiled.prune_value(&mut pruned);
+        if !dropped.is_empty() {
+            errs.push(FieldError::invalid(
+                path.child("default"),
+                d.clone(),
+                format!("must not have unknown fields: {}", dropped.join(", ")),
+            ));
+        }
+        // Validated as it will be applied: with the defaults nested in it.
+        compiled.apply_defaults(&mut pruned);
+        errs.extend(compiled.validate(&pruned, &path.child("default")));
+    }
+    if let Some(props) = m.get("properties").and_then(Value::as_object) {
+        for (k, v) in props {
+            walk_defaults(v, &path.child("properties").key(k), errs);
+        }
+    }
+    if let Some(items) = m.get("items") {
+        walk_defaults(items, &path.child("items"), errs);
+    }
+    if let Some(a) = m.get("additionalProperties") {
+        walk_defaults(a, &path.child("additionalProperties"), errs);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -265,5 +304,16 @@ mod tests {
             msgs(json!({"type": "object", "anyOf": [{"type": "string"}]})).len(),
             1
         );
+    }
+
+    #[test]
+    fn defaults_must_validate() {
+        let s = json!({"type": "object", "properties": {"color": {"type": "string", "enum": ["red"], "default": "pink"},
+            "n": {"type": "integer", "default": 1, "minimum": 0}}});
+        let errs: Vec<String> = check_defaults(&s, &FieldPath::new("schema"))
+            .iter()
+            .map(|e| e.to_string())
+            .collect();
+        assert_eq!(errs, vec!["schema.properties[color].default: Unsupported value: \"pink\": supported values: \"red\""]);
     }
 }

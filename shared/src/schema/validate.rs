@@ -326,6 +326,13 @@ impl Schema {
                 ));
             }
         }
+        if self.embedded_resource && !map.is_empty() {
+            for k in ["apiVersion", "kind"] {
+                if map.get(k).and_then(Value::as_str).is_none_or(str::is_empty) {
+                    errs.push(FieldError::required(path.child(k), "must not be empty"));
+                }
+            }
+        }
         for r in &self.required {
             if !map.contains_key(r) {
                 errs.push(FieldError::required(path.child(r), ""));
@@ -412,6 +419,22 @@ mod tests {
             let got = errors(spec(props), json!({"spec": value}));
             assert_eq!(got, vec![want.to_string()]);
         }
+    }
+
+    #[test]
+    fn embedded_resources_need_type_meta() {
+        let s = spec(
+            json!({"template": {"type": "object", "x-kubernetes-embedded-resource": true, "x-kubernetes-preserve-unknown-fields": true}}),
+        );
+        assert!(errors(
+            s.clone(),
+            json!({"spec": {"template": {"apiVersion": "v1", "kind": "Pod"}}})
+        )
+        .is_empty());
+        assert_eq!(
+            errors(s, json!({"spec": {"template": {"kind": "Pod"}}})),
+            vec!["spec.template.apiVersion: Required value: must not be empty".to_string()]
+        );
     }
 
     #[test]

@@ -257,3 +257,55 @@ pub async fn fetch_group_list(d: &Delegate, user: Option<&UserInfo>) -> Result<V
         .cloned()
         .unwrap_or_default())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::endpoints::request_info::parse_request_info;
+
+    fn request(path: &str) -> Request {
+        let mut req = http::Request::builder()
+            .uri(path)
+            .body(body::empty())
+            .expect("request");
+        req.extensions_mut()
+            .insert(parse_request_info("GET", path, None));
+        req
+    }
+
+    #[tokio::test]
+    async fn unknown_routes_are_503_while_pending_then_404() {
+        let api = Arc::new(ApiServer::new(GroupSet::default(), None, "x".into()));
+        api.set_routes_pending(true);
+        let resp = api
+            .clone()
+            .handle(request("/apis/example.com/v1/widgets"))
+            .await;
+        assert_eq!(resp.status().as_u16(), 503);
+        assert_eq!(
+            resp.headers()
+                .get(http::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok()),
+            Some("1")
+        );
+        api.set_routes_pending(false);
+        let resp = api
+            .clone()
+            .handle(request("/apis/example.com/v1/widgets"))
+            .await;
+        assert_eq!(resp.status().as_u16(), 404);
+    }
+
+    #[tokio::test]
+    async fn non_resource_handlers_serve_their_prefix() {
+        let api = Arc::new(ApiServer::new(GroupSet::default(), None, "x".into()));
+        api.add_non_resource(
+            "/openapi/v3",
+            Arc::new(|_req| Box::pin(async { json_response(200, &serde_json::json!({}), false) })),
+        );
+        let resp = api.clone().handle(request("/openapi/v3/apis/a/v1")).await;
+        assert_eq!(resp.status().as_u16(), 200);
+        let resp = api.clone().handle(request("/openapi/v3x")).await;
+        assert_eq!(resp.status().as_u16(), 404);
+    }
+}

@@ -10,7 +10,8 @@ use serde_json::{json, Value};
 use crate::harness::{eventually, expect_status, Auth, TestCluster};
 
 /// The directory of the real-world CRDs (not copied into the repository).
-const TESTDATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/testdata/crds");
+pub(crate) const TESTDATA: &str =
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/testdata/crds");
 
 fn spec_properties() -> Value {
     let mut m = serde_json::Map::new();
@@ -92,7 +93,7 @@ fn spec_properties() -> Value {
     Value::Object(m)
 }
 
-fn widget_crd(scope: &str) -> Value {
+pub(crate) fn widget_crd(scope: &str) -> Value {
     json!({
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
@@ -131,7 +132,7 @@ fn widget_crd(scope: &str) -> Value {
     })
 }
 
-async fn create_json(c: &TestCluster, v: &Value) {
+pub(crate) async fn create_json(c: &TestCluster, v: &Value) {
     let (ok, out, err) = c
         .kubectl_stdin(
             &["create", "--validate=false", "-f", "-"],
@@ -141,7 +142,7 @@ async fn create_json(c: &TestCluster, v: &Value) {
     assert!(ok, "kubectl create failed: {out} {err}");
 }
 
-async fn create_namespace(c: &TestCluster, name: &str) {
+pub(crate) async fn create_namespace(c: &TestCluster, name: &str) {
     create_json(
         c,
         &json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}),
@@ -149,7 +150,7 @@ async fn create_namespace(c: &TestCluster, name: &str) {
     .await;
 }
 
-async fn wait_established(c: &TestCluster, name: &str) {
+pub(crate) async fn wait_established(c: &TestCluster, name: &str) {
     let crd = format!("crd/{name}");
     c.kubectl_ok(&["wait", "--for=condition=Established", "--timeout=30s", &crd])
         .await;
@@ -687,65 +688,4 @@ async fn invalid_crds_are_rejected_and_name_conflicts_reported() {
         .await
         .expect("get");
     expect_status(resp, 404, "NotFound").await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn real_world_crds_install_and_accept_their_examples() {
-    let c = TestCluster::start().await;
-    for ns in ["argocd", "sandbox"] {
-        create_namespace(&c, ns).await;
-    }
-    let crds = [
-        ("certificates.cert-manager.io", "certificates"),
-        ("servicemonitors.monitoring.coreos.com", "servicemonitors"),
-        ("prometheusrules.monitoring.coreos.com", "prometheusrules"),
-        ("applications.argoproj.io", "applications"),
-        ("rollouts.argoproj.io", "rollouts"),
-        ("httproutes.gateway.networking.k8s.io", "httproutes"),
-    ];
-    for (name, _) in crds {
-        let file = format!("{TESTDATA}/{name}.yaml");
-        c.kubectl_ok(&["create", "--validate=false", "-f", &file])
-            .await;
-    }
-    for (name, _) in crds {
-        wait_established(&c, name).await;
-    }
-    for (name, plural) in crds {
-        let file = format!("{TESTDATA}/{name}-example.yaml");
-        let (ok, out, err) = c.kubectl(&["apply", "--validate=false", "-f", &file]).await;
-        assert!(ok, "{name} examples: {out}\n{err}");
-        let table = c.kubectl_ok(&["get", plural, "-A"]).await;
-        assert!(table.lines().count() >= 2, "{name}: {table}");
-    }
-    // kubectl explain reads the per-group-version OpenAPI v3 documents.
-    let explain = c
-        .kubectl_ok(&["explain", "certificates.spec.secretName"])
-        .await;
-    assert!(
-        explain.contains("GROUP:      cert-manager.io") || explain.contains("cert-manager.io"),
-        "{explain}"
-    );
-    assert!(
-        explain.contains("secretName") && explain.contains("<string>"),
-        "{explain}"
-    );
-    let explain = c.kubectl_ok(&["explain", "servicemonitors.spec"]).await;
-    assert!(
-        explain.contains("endpoints") && explain.contains("FIELDS:"),
-        "{explain}"
-    );
-
-    // Printer columns of cert-manager's Certificate.
-    let table = c
-        .kubectl_ok(&["get", "certificates", "-n", "sandbox"])
-        .await;
-    let header: Vec<&str> = table
-        .lines()
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .collect();
-    assert_eq!(header, ["NAME", "READY", "SECRET", "AGE"], "{table}");
-    assert!(table.contains("example-com-tls"), "{table}");
 }

@@ -4,6 +4,7 @@
 mod aggregator;
 mod auth;
 mod crd_conversion;
+mod crd_runtime;
 mod crds;
 mod errors;
 mod harness;
