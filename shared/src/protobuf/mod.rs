@@ -1,6 +1,7 @@
-//! Decoding of Kubernetes protobuf request bodies
-//! (`application/vnd.kubernetes.protobuf`) into the JSON upstream would
-//! produce for the same object.
+//! Kubernetes protobuf (`application/vnd.kubernetes.protobuf`): decoding
+//! of request bodies into the JSON upstream would produce for the same
+//! object, and encoding of JSON objects into upstream's protobuf
+//! ([`encode_object`], the inverse, with the same schema tables).
 //!
 //! Go clients (kubectl's `create` subcommands, controllers, the scheduler)
 //! send typed objects as protobuf: the magic `k8s\0` followed by a
@@ -46,6 +47,7 @@
 //!   does.
 
 mod decode;
+mod encode;
 mod schema;
 mod special;
 mod wire;
@@ -134,6 +136,83 @@ impl DecodeError {
     }
 }
 
+/// Why a JSON object could not be encoded as protobuf.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum EncodeError {
+    /// The object lacks apiVersion or kind.
+    #[error("object has no {0}")]
+    MissingTypeMeta(&'static str),
+    /// No schema for this apiVersion and kind (custom resources, kinds the
+    /// tables do not cover): upstream serves such objects as JSON only.
+    #[error("protobuf is not supported for {kind} in {api_version}")]
+    UnknownKind {
+        /// The object's apiVersion.
+        api_version: String,
+        /// The object's kind.
+        kind: String,
+    },
+    /// A field holds a JSON value its protobuf type cannot carry.
+    #[error("cannot encode {path} as protobuf: {reason}")]
+    Invalid {
+        /// Where: `Pod.spec.containers[0].ports`.
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl EncodeError {
+    fn invalid(reason: impl Into<String>) -> Self {
+        Self::Invalid {
+            path: String::new(),
+            reason: reason.into(),
+        }
+    }
+
+    /// Prefixes the path of an [`EncodeError::Invalid`] with a field name.
+    fn at(self, segment: &str) -> Self {
+        match self {
+            Self::Invalid { path, reason } => Self::Invalid {
+                path: join_path(segment, &path),
+                reason,
+            },
+            other => other,
+        }
+    }
+
+    /// Prefixes the path of an [`EncodeError::Invalid`] with a list index.
+    fn at_index(self, index: usize) -> Self {
+        self.at(&format!("[{index}]"))
+    }
+}
+
+/// `segment` + `path`, with a dot unless `path` is empty or an index.
+fn join_path(segment: &str, path: &str) -> String {
+    if path.is_empty() {
+        segment.to_owned()
+    } else if path.starts_with('[') {
+        format!("{segment}{path}")
+    } else {
+        format!("{segment}.{path}")
+    }
+}
+
+/// Encodes a JSON object as upstream serves it (with `apiVersion` and
+/// `kind`) into a Kubernetes protobuf body: the magic `k8s\0` followed by
+/// `runtime.Unknown{typeMeta{apiVersion, kind}, raw, contentEncoding="",
+/// contentType=""}`, `raw` holding the kind's message with fields in
+/// ascending field-number order, as upstream writes it.
+///
+/// [`decode_object`] turns the result back into the same JSON (for JSON
+/// in upstream's canonical form). Fails with [`EncodeError::UnknownKind`]
+/// for kinds without a schema (custom resources stay JSON, as upstream)
+/// and with [`EncodeError::Invalid`] for values of the wrong JSON type.
+/// Never panics.
+pub fn encode_object(object: &Value) -> Result<Vec<u8>, EncodeError> {
+    encode::object(object, 0)
+}
+
 /// Decodes a Kubernetes protobuf body (the `k8s\0` magic + runtime.Unknown
 /// envelope: typeMeta{apiVersion=1,kind=2}=1, raw=2, contentEncoding=3,
 /// contentType=4) into the JSON object upstream's JSON serializer would
@@ -166,6 +245,8 @@ pub fn is_known(api_version: &str, kind: &str) -> bool {
     schema::message_for_kind(api_version, kind).is_some()
 }
 
+#[cfg(test)]
+mod encode_tests;
 #[cfg(test)]
 mod fixture_tests;
 #[cfg(test)]

@@ -376,6 +376,19 @@ fn index() -> &'static HashMap<&'static str, &'static Message> {
     })
 }
 
+/// Every message of every table.
+pub(crate) fn all_messages() -> impl Iterator<Item = &'static Message> {
+    TABLES.iter().flat_map(|table| table.iter())
+}
+
+/// Every top-level (apiVersion, kind) the tables cover.
+#[cfg(test)]
+pub(crate) fn all_kinds() -> impl Iterator<Item = (&'static str, &'static str)> {
+    KINDS
+        .iter()
+        .flat_map(|(api_version, _, kinds)| kinds.iter().map(move |kind| (*api_version, *kind)))
+}
+
 /// The message named `name`.
 pub(crate) fn message(name: &str) -> Option<&'static Message> {
     index().get(name).copied()
