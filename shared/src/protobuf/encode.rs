@@ -37,15 +37,64 @@ fn object_envelope_into(value: &Value, depth: usize, out: &mut Vec<u8>) -> Resul
         .ok_or_else(|| EncodeError::invalid("the object is not a JSON object"))?;
     let api_version = type_meta(obj, "apiVersion")?;
     let kind = type_meta(obj, "kind")?;
-    let Some(message) = schema::message_for_kind(api_version, kind) else {
+    if let Some(message) = schema::message_for_kind(api_version, kind) {
+        return envelope_into(api_version, kind, out, |out| {
+            message_into(message, obj, depth + 1, out).map_err(|e| e.at(kind))
+        });
+    }
+    let Some(item) = schema::list_item_message(api_version, kind) else {
         return Err(EncodeError::UnknownKind {
             api_version: api_version.to_owned(),
             kind: kind.to_owned(),
         });
     };
+    // `<Kind>List`: {metadata=1 ListMeta, items=2 repeated Kind}.
     envelope_into(api_version, kind, out, |out| {
-        message_into(message, obj, depth + 1, out).map_err(|e| e.at(kind))
+        list_meta_into(obj.get("metadata"), out).map_err(|e| e.at(kind))?;
+        let items = match obj.get("items") {
+            None | Some(Value::Null) => &[][..],
+            Some(Value::Array(items)) => items.as_slice(),
+            Some(other) => return Err(mismatch("an array", other).at("items").at(kind)),
+        };
+        for (index, value) in items.iter().enumerate() {
+            let item_obj = value.as_object().ok_or_else(|| {
+                mismatch("an object", value)
+                    .at_index(index)
+                    .at("items")
+                    .at(kind)
+            })?;
+            nested(out, 2, |out| message_into(item, item_obj, depth + 2, out))
+                .map_err(|e| e.at_index(index).at("items").at(kind))?;
+        }
+        Ok(())
     })
+}
+
+/// Writes field 1 (`metadata`, a `ListMeta`) of a list, always present as
+/// Go writes it.
+pub(crate) fn list_meta_into(meta: Option<&Value>, out: &mut Vec<u8>) -> Result<(), EncodeError> {
+    let list_meta = lookup("meta.v1.ListMeta")?;
+    let empty = Map::new();
+    let meta = match meta {
+        None | Some(Value::Null) => &empty,
+        Some(Value::Object(meta)) => meta,
+        Some(other) => return Err(mismatch("an object", other).at("metadata")),
+    };
+    nested(out, 1, |out| message_into(list_meta, meta, 1, out)).map_err(|e| e.at("metadata"))
+}
+
+/// The `raw` field of an encoded envelope (`k8s\0` + `runtime.Unknown`):
+/// the object's message without type information, as list items carry it.
+pub(crate) fn envelope_raw(bytes: &[u8]) -> Option<&[u8]> {
+    let body = bytes.strip_prefix(&MAGIC[..])?;
+    let mut reader = super::wire::Reader::new(body);
+    while !reader.is_empty() {
+        match reader.field().ok()? {
+            (2, super::wire::RawValue::Len(raw)) => return Some(raw),
+            _ => continue,
+        }
+    }
+    None
 }
 
 /// Writes `runtime.Unknown{typeMeta{apiVersion, kind}, raw, "", ""}` with

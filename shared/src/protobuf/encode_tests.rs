@@ -286,6 +286,7 @@ fn reencode_with_prost(
     raw: &[u8],
 ) -> Result<Vec<u8>, prost::DecodeError> {
     use k8s_pb::api;
+    use k8s_pb::apimachinery::pkg::apis::meta::v1 as meta;
     macro_rules! kinds {
         ($($v:literal $k:literal => $t:ty,)*) => {
             match (api_version, kind) {
@@ -341,6 +342,10 @@ fn reencode_with_prost(
         "authorization.k8s.io/v1" "SubjectAccessReview" => api::authorization::v1::SubjectAccessReview,
         "discovery.k8s.io/v1" "EndpointSlice" => api::discovery::v1::EndpointSlice,
         "events.k8s.io/v1" "Event" => api::events::v1::Event,
+        "meta.k8s.io/v1" "PartialObjectMetadata" => meta::PartialObjectMetadata,
+        "meta.k8s.io/v1" "PartialObjectMetadataList" => meta::PartialObjectMetadataList,
+        "v1" "Status" => meta::Status,
+        "v1" "PodList" => api::core::v1::PodList,
     }
 }
 
@@ -429,4 +434,144 @@ fn fixtures_round_trip() {
         assert_eq!(json["kind"], *kind);
         assert_eq!(decode(&encode(&json)).to_string(), json.to_string());
     }
+}
+
+fn unknown(bytes: &[u8]) -> k8s_pb::apimachinery::pkg::runtime::Unknown {
+    let Some(body) = bytes.strip_prefix(&MAGIC[..]) else {
+        panic!("no magic")
+    };
+    k8s_pb::apimachinery::pkg::runtime::Unknown::decode(body).expect("envelope")
+}
+
+fn cm(name: &str) -> Value {
+    json!({"kind": "ConfigMap", "apiVersion": "v1",
+        "metadata": {"name": name, "namespace": "demo", "resourceVersion": "7",
+            "creationTimestamp": "2024-05-06T07:08:09Z"},
+        "data": {"k": name}})
+}
+
+#[test]
+fn lists_from_encoded_items() {
+    let items: Vec<bytes::Bytes> = ["a", "b", "c"]
+        .iter()
+        .map(|n| encode(&cm(n)).into())
+        .collect();
+    let meta = json!({"resourceVersion": "42", "continue": "tok", "remainingItemCount": 0});
+    let chunks = match encode_list("v1", "ConfigMapList", &meta, &items) {
+        Ok(chunks) => chunks,
+        Err(e) => panic!("{e}"),
+    };
+    let body: Vec<u8> = chunks.concat();
+    // Item bytes are shared, not copied.
+    assert!(chunks.iter().any(|c| c.as_ptr() > items[1].as_ptr()
+        && c.as_ptr() < items[1].as_ptr().wrapping_add(items[1].len())));
+    let unknown = unknown(&body);
+    let type_meta = unknown.type_meta.unwrap_or_default();
+    assert_eq!(type_meta.api_version.as_deref(), Some("v1"));
+    assert_eq!(type_meta.kind.as_deref(), Some("ConfigMapList"));
+    let list =
+        k8s_pb::api::core::v1::ConfigMapList::decode(unknown.raw.unwrap_or_default().as_slice())
+            .expect("list");
+    let list_meta = list.metadata.unwrap_or_default();
+    assert_eq!(list_meta.resource_version.as_deref(), Some("42"));
+    assert_eq!(list_meta.r#continue.as_deref(), Some("tok"));
+    assert_eq!(list_meta.remaining_item_count, Some(0));
+    let names: Vec<_> = list
+        .items
+        .iter()
+        .map(|i| {
+            i.metadata
+                .clone()
+                .unwrap_or_default()
+                .name
+                .unwrap_or_default()
+        })
+        .collect();
+    assert_eq!(names, ["a", "b", "c"]);
+    assert_eq!(list.items[2].data.get("k").map(String::as_str), Some("c"));
+
+    // The same list encoded from its JSON form gives the same bytes.
+    let json_list = json!({"kind": "ConfigMapList", "apiVersion": "v1", "metadata": meta,
+        "items": [cm("a"), cm("b"), cm("c")]});
+    assert_eq!(encode(&json_list), body);
+
+    assert!(matches!(
+        encode_list("example.com/v1", "WidgetList", &meta, &[]),
+        Err(EncodeError::UnknownKind { .. })
+    ));
+    assert!(can_encode("v1", "PodList"));
+    assert!(can_encode("apps/v1", "Deployment"));
+    assert!(can_encode("v1", "Status"));
+    assert!(can_encode("meta.k8s.io/v1", "PartialObjectMetadataList"));
+    assert!(!can_encode("example.com/v1", "Widget"));
+    assert!(!can_encode("v1", "List"));
+    assert!(!can_encode("v1", "StatusList"));
+}
+
+#[test]
+fn partial_object_metadata_list_from_items() {
+    let item = json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+        "metadata": {"name": "w", "namespace": "n", "labels": {"a": "b"}, "creationTimestamp": null}});
+    let items = vec![bytes::Bytes::from(encode(&item))];
+    let chunks = encode_list(
+        "meta.k8s.io/v1",
+        "PartialObjectMetadataList",
+        &json!({"resourceVersion": "3"}),
+        &items,
+    )
+    .expect("list");
+    let unknown = unknown(&chunks.concat());
+    let list = k8s_pb::apimachinery::pkg::apis::meta::v1::PartialObjectMetadataList::decode(
+        unknown.raw.unwrap_or_default().as_slice(),
+    )
+    .expect("list");
+    let meta = list.items[0].metadata.clone().unwrap_or_default();
+    assert_eq!(meta.name.as_deref(), Some("w"));
+    assert_eq!(meta.labels.get("a").map(String::as_str), Some("b"));
+}
+
+#[test]
+fn status_for_protobuf_clients() {
+    let status = json!({"kind": "Status", "apiVersion": "v1", "metadata": {},
+        "status": "Failure", "message": "pods \"x\" not found", "reason": "NotFound",
+        "details": {"name": "x", "kind": "pods",
+            "causes": [{"reason": "FieldValueInvalid", "message": "m", "field": "spec"}]},
+        "code": 404});
+    let bytes = encode(&status);
+    assert_eq!(decode(&bytes).to_string(), status.to_string());
+    let got = k8s_pb::apimachinery::pkg::apis::meta::v1::Status::decode(
+        unknown(&bytes).raw.unwrap_or_default().as_slice(),
+    )
+    .expect("status");
+    assert_eq!(got.code, Some(404));
+    assert_eq!(got.reason.as_deref(), Some("NotFound"));
+    let details = got.details.unwrap_or_default();
+    assert_eq!(details.name.as_deref(), Some("x"));
+    assert_eq!(details.causes[0].field.as_deref(), Some("spec"));
+}
+
+#[test]
+fn watch_frames_as_upstream_frames_them() {
+    let object = encode(&cm("w"));
+    for event_type in ["ADDED", "MODIFIED", "BOOKMARK"] {
+        let mut frame = watch_frame_head(event_type, object.len());
+        frame.extend_from_slice(&object);
+        let (len, event) = frame.split_at(4);
+        let len = u32::from_be_bytes([len[0], len[1], len[2], len[3]]) as usize;
+        assert_eq!(len, event.len());
+        let event =
+            k8s_pb::apimachinery::pkg::apis::meta::v1::WatchEvent::decode(event).expect("event");
+        assert_eq!(event.r#type.as_deref(), Some(event_type));
+        let raw = event.object.and_then(|o| o.raw).unwrap_or_default();
+        assert_eq!(raw, object);
+        assert_eq!(decode(&raw)["metadata"]["name"], "w");
+    }
+    // Objects of 128 bytes and more need two-byte lengths.
+    let big = vec![7u8; 300];
+    let head = watch_frame_head("ADDED", big.len());
+    let mut frame = head.clone();
+    frame.extend_from_slice(&big);
+    let event =
+        k8s_pb::apimachinery::pkg::apis::meta::v1::WatchEvent::decode(&frame[4..]).expect("event");
+    assert_eq!(event.object.and_then(|o| o.raw).unwrap_or_default(), big);
 }
