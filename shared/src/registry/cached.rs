@@ -62,8 +62,22 @@ impl Codec for StoreCodec {
             bytes: serde_json::to_vec(&obj).map_err(|e| e.to_string())?.into(),
             labels,
             fields,
+            encoded: Default::default(),
         })
     }
+}
+
+/// The protobuf envelope of a cached object, encoded once from its JSON
+/// bytes and shared by every protobuf watcher and LIST; empty when the
+/// object cannot be encoded.
+pub fn cached_protobuf(obj: &CachedObject) -> bytes::Bytes {
+    obj.encoded_with(|json| {
+        serde_json::from_slice::<Value>(json)
+            .ok()
+            .and_then(|value| crate::protobuf::encode_object(&value).ok())
+            .map(bytes::Bytes::from)
+            .unwrap_or_default()
+    })
 }
 
 /// A page of a LIST served from the cache.

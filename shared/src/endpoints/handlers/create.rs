@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::{decode_json, json_response, read_body, shape_object, RestRequest};
+use super::{decode_json, read_body, respond, shape_object, RestRequest};
 use crate::body::{Request, Response};
 use crate::endpoints::negotiation::{body_format, BodyFormat, Negotiated};
 use crate::endpoints::status::ApiError;
@@ -87,9 +87,5 @@ pub async fn create(
     let ctx = rest.write_context("CreateOptions")?;
     let obj = read_object(rest, req).await?;
     let created = rest.store.create(namespace, obj, &ctx).await?;
-    Ok(json_response(
-        201,
-        &shape_object(rest.store, created, neg),
-        neg.pretty,
-    ))
+    Ok(respond(201, &shape_object(rest.store, created, neg), neg))
 }
