@@ -5,6 +5,7 @@ mod auth;
 mod errors;
 mod harness;
 mod kubectl;
+mod protobuf;
 mod resilience;
 mod rest;
 mod watch;
