@@ -50,7 +50,10 @@ mod decode;
 mod encode;
 mod schema;
 mod special;
+mod storage;
 mod wire;
+
+pub use storage::{decode_from_storage, encode_for_storage};
 
 use serde_json::Value;
 

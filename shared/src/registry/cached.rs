@@ -34,7 +34,7 @@ struct StoreCodec {
 
 impl Codec for StoreCodec {
     fn cache(&self, kv: &KeyValue, revision: i64) -> Result<CachedObject, String> {
-        let mut obj: Value = serde_json::from_slice(&kv.value).map_err(|e| e.to_string())?;
+        let mut obj = crate::protobuf::decode_from_storage(&kv.value)?;
         meta::set(
             &mut obj,
             "resourceVersion",
