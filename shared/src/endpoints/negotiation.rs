@@ -213,6 +213,8 @@ pub fn negotiate_for(
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BodyFormat {
     Json,
+    /// `application/yaml`: read as the JSON it denotes.
+    Yaml,
     /// `application/vnd.kubernetes.protobuf` (built-in kinds; kubectl's
     /// `create` subcommands send it).
     Protobuf,
@@ -233,6 +235,7 @@ pub fn body_format(content_type: Option<&str>) -> Result<BodyFormat, ApiError> {
         .to_ascii_lowercase();
     match media.as_str() {
         "" | "application/json" => Ok(BodyFormat::Json),
+        "application/yaml" => Ok(BodyFormat::Yaml),
         "application/vnd.kubernetes.protobuf" => Ok(BodyFormat::Protobuf),
         "application/json-patch+json" => Ok(BodyFormat::JsonPatch),
         "application/merge-patch+json" => Ok(BodyFormat::MergePatch),
@@ -374,5 +377,9 @@ mod tests {
             BodyFormat::Json
         );
         assert_eq!(body_format(Some("text/plain")).unwrap_err().code, 415);
+        assert_eq!(
+            body_format(Some("application/yaml")).unwrap(),
+            BodyFormat::Yaml
+        );
     }
 }

@@ -166,6 +166,25 @@ async fn protobuf_and_yaml_responses() {
     assert!(text.contains("\n    app: pb\n"), "{text}");
     assert!(text.contains("\ndata:\n  k: a\n"), "{text}");
 
+    // YAML request bodies.
+    let resp = http
+        .post(format!("{base}/configmaps"))
+        .header("content-type", "application/yaml")
+        .header("accept", PROTOBUF)
+        .body("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-yaml\ndata:\n  n: \"1\"\n")
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(resp.status().as_u16(), 201);
+    let body = resp.bytes().await.expect("body");
+    let created: k8s_pb::api::core::v1::ConfigMap = decode(&body, "v1", "ConfigMap");
+    assert_eq!(created.data.get("n").map(String::as_str), Some("1"));
+    let got = cms.get("from-yaml").await.expect("get");
+    assert_eq!(
+        got.data.unwrap_or_default().get("n").map(String::as_str),
+        Some("1")
+    );
+
     // JSON stays the default.
     let (code, content_type, _) = get(&http, &format!("{base}/configmaps/a"), "").await;
     assert_eq!((code, content_type.as_str()), (200, "application/json"));

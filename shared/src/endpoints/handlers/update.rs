@@ -100,7 +100,7 @@ pub async fn patch(
                 ],
             ))
         }
-        BodyFormat::Json | BodyFormat::Protobuf => {
+        BodyFormat::Json | BodyFormat::Yaml | BodyFormat::Protobuf => {
             return Err(ApiError::unsupported_media_type(
                 ct.as_deref().unwrap_or(""),
                 &[
