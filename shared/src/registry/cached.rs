@@ -370,3 +370,41 @@ impl Store {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cached(json: &str) -> CachedObject {
+        CachedObject {
+            key: "/registry/configmaps/d/c".into(),
+            revision: 5,
+            bytes: bytes::Bytes::copy_from_slice(json.as_bytes()),
+            namespace: "d".into(),
+            name: "c".into(),
+            labels: Box::new([]),
+            fields: Box::new([]),
+            encoded: Default::default(),
+        }
+    }
+
+    #[test]
+    fn protobuf_is_encoded_once_and_shared() {
+        let obj = cached(
+            r#"{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"c","namespace":"d","resourceVersion":"5"},"data":{"a":"b"}}"#,
+        );
+        let first = cached_protobuf(&obj);
+        assert!(first.starts_with(b"k8s\0"));
+        let second = cached_protobuf(&obj);
+        // The same buffer, not a second encoding.
+        assert_eq!(first.as_ptr(), second.as_ptr());
+        let decoded = crate::protobuf::decode_object(&second).expect("decode");
+        assert_eq!(decoded["metadata"]["resourceVersion"], "5");
+        assert_eq!(decoded["data"]["a"], "b");
+
+        // Kinds without protobuf give empty bytes (the handlers answer 500).
+        let widget =
+            cached(r#"{"kind":"Widget","apiVersion":"example.com/v1","metadata":{"name":"c"}}"#);
+        assert!(cached_protobuf(&widget).is_empty());
+    }
+}
