@@ -50,7 +50,8 @@ impl AdmissionPlugin for NamespaceLifecycle {
             let Some(kv) = kv else {
                 return Err(ApiError::not_found(ns_gr, attrs.namespace));
             };
-            let ns: Value = serde_json::from_slice(&kv.value).map_err(ApiError::internal)?;
+            let ns: Value =
+                shared::protobuf::decode_from_storage(&kv.value).map_err(ApiError::internal)?;
             if meta::is_deleting(&ns) {
                 let gr = attrs.resource.group_resource();
                 return Err(ApiError::forbidden(

@@ -7,7 +7,7 @@
 
 use super::*;
 
-fn hex(s: &str) -> Vec<u8> {
+pub(super) fn hex(s: &str) -> Vec<u8> {
     (0..s.len() / 2)
         .filter_map(|i| s.get(2 * i..2 * i + 2))
         .filter_map(|byte| u8::from_str_radix(byte, 16).ok())
@@ -67,6 +67,10 @@ const SERVICE: &str = concat!(
     "12001a03564950220808bb031203544350121f0a055265616479120454727565180022080880e2cfaa061000",
     "2a024f6b32001a002200",
 );
+
+/// Every fixture, with its name.
+pub(super) const FIXTURES: &[(&str, &str)] =
+    &[(POD, "Pod"), (CRON_JOB, "CronJob"), (SERVICE, "Service")];
 
 #[test]
 fn pod_fixture() {

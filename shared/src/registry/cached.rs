@@ -34,7 +34,7 @@ struct StoreCodec {
 
 impl Codec for StoreCodec {
     fn cache(&self, kv: &KeyValue, revision: i64) -> Result<CachedObject, String> {
-        let mut obj: Value = serde_json::from_slice(&kv.value).map_err(|e| e.to_string())?;
+        let mut obj = crate::protobuf::decode_from_storage(&kv.value)?;
         meta::set(
             &mut obj,
             "resourceVersion",
@@ -62,8 +62,22 @@ impl Codec for StoreCodec {
             bytes: serde_json::to_vec(&obj).map_err(|e| e.to_string())?.into(),
             labels,
             fields,
+            encoded: Default::default(),
         })
     }
+}
+
+/// The protobuf envelope of a cached object, encoded once from its JSON
+/// bytes and shared by every protobuf watcher and LIST; empty when the
+/// object cannot be encoded.
+pub fn cached_protobuf(obj: &CachedObject) -> bytes::Bytes {
+    obj.encoded_with(|json| {
+        serde_json::from_slice::<Value>(json)
+            .ok()
+            .and_then(|value| crate::protobuf::encode_object(&value).ok())
+            .map(bytes::Bytes::from)
+            .unwrap_or_default()
+    })
 }
 
 /// A page of a LIST served from the cache.
@@ -354,5 +368,43 @@ impl Store {
                 },
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cached(json: &str) -> CachedObject {
+        CachedObject {
+            key: "/registry/configmaps/d/c".into(),
+            revision: 5,
+            bytes: bytes::Bytes::copy_from_slice(json.as_bytes()),
+            namespace: "d".into(),
+            name: "c".into(),
+            labels: Box::new([]),
+            fields: Box::new([]),
+            encoded: Default::default(),
+        }
+    }
+
+    #[test]
+    fn protobuf_is_encoded_once_and_shared() {
+        let obj = cached(
+            r#"{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"c","namespace":"d","resourceVersion":"5"},"data":{"a":"b"}}"#,
+        );
+        let first = cached_protobuf(&obj);
+        assert!(first.starts_with(b"k8s\0"));
+        let second = cached_protobuf(&obj);
+        // The same buffer, not a second encoding.
+        assert_eq!(first.as_ptr(), second.as_ptr());
+        let decoded = crate::protobuf::decode_object(&second).expect("decode");
+        assert_eq!(decoded["metadata"]["resourceVersion"], "5");
+        assert_eq!(decoded["data"]["a"], "b");
+
+        // Kinds without protobuf give empty bytes (the handlers answer 500).
+        let widget =
+            cached(r#"{"kind":"Widget","apiVersion":"example.com/v1","metadata":{"name":"c"}}"#);
+        assert!(cached_protobuf(&widget).is_empty());
     }
 }

@@ -170,9 +170,11 @@ impl Store {
         }
     }
 
-    /// Decodes a stored object and fills in `resourceVersion`.
+    /// Decodes a stored object (protobuf or JSON, see
+    /// [`crate::protobuf::decode_from_storage`]) and fills in
+    /// `resourceVersion`.
     pub fn decode(&self, kv: &KeyValue) -> Result<Value, ApiError> {
-        let mut obj: Value = serde_json::from_slice(&kv.value)
+        let mut obj = crate::protobuf::decode_from_storage(&kv.value)
             .map_err(|e| ApiError::internal(format!("decoding {}: {e}", kv.key)))?;
         self.def.strategy.on_read(&mut obj)?;
         meta::set(
@@ -183,7 +185,10 @@ impl Store {
         Ok(obj)
     }
 
-    /// Encodes an object for storage, without `resourceVersion`.
+    /// Encodes an object for storage, without `resourceVersion`: built-in
+    /// kinds as upstream's protobuf, others as JSON (see
+    /// [`crate::protobuf::encode_for_storage`]). A value a built-in kind's
+    /// field cannot hold is a 400, as upstream's decoder rejects it.
     fn encode(&self, obj: &mut Value) -> Result<Bytes, ApiError> {
         if let Some(mut stored) = self.def.strategy.for_storage(obj)? {
             meta::remove(&mut stored, "resourceVersion");
@@ -192,7 +197,10 @@ impl Store {
                 .map_err(ApiError::internal);
         }
         let rv = meta::remove(obj, "resourceVersion");
-        let bytes = serde_json::to_vec(obj).map_err(ApiError::internal);
+        let bytes = crate::protobuf::encode_for_storage(obj).map_err(|e| match e {
+            crate::protobuf::EncodeError::Invalid { .. } => ApiError::bad_request(e.to_string()),
+            other => ApiError::internal(other),
+        });
         if let Some(rv) = rv {
             meta::set(obj, "resourceVersion", rv);
         }

@@ -154,7 +154,7 @@ async fn error_statuses_match_upstream() {
     .await;
     expect_status(
         http.get(format!("{cms}/dup"))
-            .header("accept", "application/vnd.kubernetes.protobuf")
+            .header("accept", "text/html")
             .send()
             .await
             .expect("get"),

@@ -9,6 +9,7 @@ mod crds;
 mod errors;
 mod harness;
 mod kubectl;
+mod protobuf;
 mod resilience;
 mod rest;
 mod watch;

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::{decode_json, json_response, read_body, shape_object, RestRequest};
+use super::{decode_json, read_body, respond, shape_object, RestRequest};
 use crate::body::{Request, Response};
 use crate::endpoints::negotiation::{body_format, BodyFormat, Negotiated};
 use crate::endpoints::status::ApiError;
@@ -37,8 +37,8 @@ pub fn check_type_meta(rest: &RestRequest<'_>, obj: &mut Value) -> Result<(), Ap
     Ok(())
 }
 
-/// Reads and decodes an object body (JSON, or protobuf for built-in kinds)
-/// for create/update.
+/// Reads and decodes an object body (JSON, YAML, or protobuf for built-in
+/// kinds) for create/update.
 pub async fn read_object(rest: &RestRequest<'_>, req: Request) -> Result<Value, ApiError> {
     let ct = req
         .headers()
@@ -46,10 +46,17 @@ pub async fn read_object(rest: &RestRequest<'_>, req: Request) -> Result<Value, 
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
     let format = body_format(ct.as_deref())?;
-    if !matches!(format, BodyFormat::Json | BodyFormat::Protobuf) {
+    if !matches!(
+        format,
+        BodyFormat::Json | BodyFormat::Yaml | BodyFormat::Protobuf
+    ) {
         return Err(ApiError::unsupported_media_type(
             ct.as_deref().unwrap_or(""),
-            &["application/json", "application/vnd.kubernetes.protobuf"],
+            &[
+                "application/json",
+                "application/yaml",
+                "application/vnd.kubernetes.protobuf",
+            ],
         ));
     }
     let def = &rest.store.def;
@@ -64,10 +71,28 @@ pub async fn read_object(rest: &RestRequest<'_>, req: Request) -> Result<Value, 
     let mut obj = match format {
         BodyFormat::Protobuf => crate::protobuf::decode_object(&bytes)
             .map_err(|e| ApiError::bad_request(format!("failed to decode protobuf body: {e}")))?,
+        BodyFormat::Yaml => decode_yaml(&bytes)?,
         _ => decode_json(&bytes)?,
     };
     check_type_meta(rest, &mut obj)?;
     Ok(obj)
+}
+
+/// Decodes a YAML object body into the JSON it denotes.
+pub fn decode_yaml(bytes: &[u8]) -> Result<Value, ApiError> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::bad_request("the body of the request was empty"));
+    }
+    let text = std::str::from_utf8(bytes)
+        .map_err(|e| ApiError::bad_request(format!("yaml: invalid UTF-8: {e}")))?;
+    let value: Value = serde_saphyr::from_str(text)
+        .map_err(|e| ApiError::bad_request(format!("error converting YAML to JSON: {e}")))?;
+    if !value.is_object() {
+        return Err(ApiError::bad_request(
+            "the body of the request must be an object",
+        ));
+    }
+    Ok(value)
 }
 
 /// POST on a collection.
@@ -87,9 +112,27 @@ pub async fn create(
     let ctx = rest.write_context("CreateOptions")?;
     let obj = read_object(rest, req).await?;
     let created = rest.store.create(namespace, obj, &ctx).await?;
-    Ok(json_response(
-        201,
-        &shape_object(rest.store, created, neg),
-        neg.pretty,
-    ))
+    Ok(respond(201, &shape_object(rest.store, created, neg), neg))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn yaml_bodies() {
+        let v = decode_yaml(
+            b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: \"1\"\n  b: x\n",
+        )
+        .expect("yaml");
+        assert_eq!(
+            v,
+            serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "c"}, "data": {"a": "1", "b": "x"}})
+        );
+        assert_eq!(decode_yaml(b"  \n").unwrap_err().code, 400);
+        assert_eq!(decode_yaml(b"a: [").unwrap_err().code, 400);
+        assert_eq!(decode_yaml(b"- 1\n").unwrap_err().code, 400);
+        assert_eq!(decode_yaml(&[0xff, 0xfe]).unwrap_err().code, 400);
+    }
 }

@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 
 use super::read::list_body;
-use super::{decode_json, json_response, read_body, shape_object, RestRequest};
+use super::{decode_json, read_body, respond, shape_object, RestRequest};
 use crate::body::{Request, Response};
 use crate::endpoints::negotiation::Negotiated;
 use crate::endpoints::status::{success_status, ApiError};
@@ -67,25 +67,17 @@ pub async fn delete(
         .delete(namespace, &rest.info.name, &opts, &ctx)
         .await?
     {
-        DeleteOutcome::Pending(obj) => Ok(json_response(
-            200,
-            &shape_object(rest.store, obj, neg),
-            neg.pretty,
-        )),
+        DeleteOutcome::Pending(obj) => Ok(respond(200, &shape_object(rest.store, obj, neg), neg)),
         DeleteOutcome::Deleted(obj) => {
             if rest.store.def.return_deleted_object {
-                return Ok(json_response(
-                    200,
-                    &shape_object(rest.store, obj, neg),
-                    neg.pretty,
-                ));
+                return Ok(respond(200, &shape_object(rest.store, obj, neg), neg));
             }
             let status = success_status(
                 rest.store.def.group_resource(),
                 meta::name(&obj),
                 meta::uid(&obj),
             );
-            Ok(json_response(200, &status, neg.pretty))
+            Ok(respond(200, &status, neg))
         }
     }
 }
@@ -119,5 +111,5 @@ pub async fn delete_collection(
     if let Some(m) = body.get_mut("metadata") {
         *m = json!({});
     }
-    Ok(json_response(200, &body, neg.pretty))
+    Ok(respond(200, &body, neg))
 }

@@ -9,6 +9,7 @@ mod delete;
 mod read;
 mod update;
 pub mod watch;
+pub mod yaml;
 
 use bytes::Bytes;
 use http_body_util::BodyExt;
@@ -16,7 +17,7 @@ use serde_json::Value;
 
 use crate::authentication::UserInfo;
 use crate::body::{self, Request, Response};
-use crate::endpoints::negotiation::{negotiate, Negotiated, Output};
+use crate::endpoints::negotiation::{error_format, negotiate_for, Format, Negotiated, Output};
 use crate::endpoints::request_info::{parse_query, RequestInfo};
 use crate::endpoints::status::ApiError;
 use crate::registry::resource::Subresource;
@@ -199,6 +200,57 @@ pub fn json_response(code: u16, value: &Value, pretty: bool) -> Response {
     }
 }
 
+/// A response body of `bytes` with the given content type.
+pub fn bytes_response(code: u16, content_type: &str, bytes: impl Into<Bytes>) -> Response {
+    http::Response::builder()
+        .status(code)
+        .header(http::header::CONTENT_TYPE, content_type)
+        .body(body::full(bytes))
+        .unwrap_or_else(|_| ApiError::internal("building response").into_response())
+}
+
+/// A response holding `value` in the negotiated format: JSON (`?pretty`
+/// honoured), YAML, or protobuf for kinds the tables cover (a kind that
+/// cannot be encoded is 406 NotAcceptable, as upstream).
+pub fn respond(code: u16, value: &Value, neg: &Negotiated) -> Response {
+    match neg.format {
+        Format::Json => json_response(code, value, neg.pretty),
+        Format::Yaml => bytes_response(code, Format::Yaml.content_type(), yaml::to_yaml(value)),
+        Format::Protobuf => match crate::protobuf::encode_object(value) {
+            Ok(bytes) => bytes_response(code, Format::Protobuf.content_type(), bytes),
+            Err(crate::protobuf::EncodeError::UnknownKind { .. }) => {
+                ApiError::not_acceptable(crate::endpoints::negotiation::SUPPORTED).into_response()
+            }
+            Err(e) => ApiError::internal(e).into_response(),
+        },
+    }
+}
+
+/// An error `Status` in the given format (see
+/// [`crate::endpoints::negotiation::error_format`]).
+pub fn error_response(error: ApiError, format: Format) -> Response {
+    if format == Format::Json {
+        return error.into_response();
+    }
+    let status = error.to_status();
+    let mut response = error.into_response();
+    let bytes = match format {
+        Format::Protobuf => match crate::protobuf::encode_object(&status) {
+            Ok(bytes) => Bytes::from(bytes),
+            Err(_) => return response,
+        },
+        _ => Bytes::from(yaml::to_yaml(&status)),
+    };
+    // Keep the status line and headers (Retry-After) of the JSON form.
+    if let Ok(value) = http::HeaderValue::from_str(format.content_type()) {
+        response
+            .headers_mut()
+            .insert(http::header::CONTENT_TYPE, value);
+    }
+    *response.body_mut() = body::full(bytes);
+    response
+}
+
 /// Shapes one object for the negotiated output.
 pub fn shape_object(store: &Store, obj: Value, neg: &Negotiated) -> Value {
     match neg.output {
@@ -251,9 +303,14 @@ pub async fn serve(store: &Store, info: &RequestInfo, req: Request) -> Response 
         query: Query::from_uri(req.uri()),
         user,
     };
+    let errors = error_format(
+        req.headers()
+            .get(http::header::ACCEPT)
+            .and_then(|v| v.to_str().ok()),
+    );
     match dispatch(&rest, req).await {
         Ok(resp) => resp,
-        Err(e) => e.into_response(),
+        Err(e) => error_response(e, errors),
     }
 }
 
@@ -305,11 +362,12 @@ async fn dispatch(rest: &RestRequest<'_>, req: Request) -> Result<Response, ApiE
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
     let is_collection = matches!(info.verb.as_str(), "list" | "watch" | "deletecollection");
-    let neg = negotiate(
+    let neg = negotiate_for(
         accept.as_deref(),
         is_collection,
         rest.query.get("includeObject"),
         rest.query.flag("pretty"),
+        crate::protobuf::can_encode(&def.api_version(), &def.kind),
     )?;
     match info.verb.as_str() {
         "get" => read::get(rest, namespace, &neg).await,

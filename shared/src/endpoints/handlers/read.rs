@@ -5,11 +5,11 @@ use http_body::Frame;
 use http_body_util::StreamBody;
 use serde_json::{json, Map, Value};
 
-use super::{json_response, shape_object, RestRequest};
+use super::{respond, shape_object, RestRequest};
 use crate::body::{self, BoxError, Response};
-use crate::endpoints::negotiation::{Negotiated, Output};
+use crate::endpoints::negotiation::{Format, Negotiated, Output};
 use crate::endpoints::status::ApiError;
-use crate::registry::cached::CachedPage;
+use crate::registry::cached::{cached_protobuf, CachedPage};
 use crate::registry::store::{ListPage, Store};
 use crate::registry::table;
 
@@ -20,11 +20,7 @@ pub async fn get(
     neg: &Negotiated,
 ) -> Result<Response, ApiError> {
     let obj = rest.store.get(namespace, &rest.info.name).await?;
-    Ok(json_response(
-        200,
-        &shape_object(rest.store, obj, neg),
-        neg.pretty,
-    ))
+    Ok(respond(200, &shape_object(rest.store, obj, neg), neg))
 }
 
 /// GET on a collection: from the watch cache when it can serve it, else etcd.
@@ -38,11 +34,7 @@ pub async fn list(
         return Ok(cached_list_response(rest.store, page, neg));
     }
     let page = rest.store.list(namespace, &opts).await?;
-    Ok(json_response(
-        200,
-        &list_body(rest.store, page, neg),
-        neg.pretty,
-    ))
+    Ok(respond(200, &list_body(rest.store, page, neg), neg))
 }
 
 /// A list served from the cache. Plain JSON is streamed item by item from
@@ -54,14 +46,17 @@ fn cached_list_response(store: &Store, page: CachedPage, neg: &Negotiated) -> Re
         continue_token: page.continue_token.clone(),
         remaining_item_count: page.remaining_item_count,
     };
-    if neg.output != Output::Object || neg.pretty {
+    if neg.output == Output::Object && neg.format == Format::Protobuf {
+        return cached_protobuf_list(store, page, &list_page);
+    }
+    if neg.output != Output::Object || neg.pretty || neg.format != Format::Json {
         let items = page
             .objects
             .iter()
             .filter_map(|o| serde_json::from_slice(&o.bytes).ok())
             .collect();
         let list_page = ListPage { items, ..list_page };
-        return json_response(200, &list_body(store, list_page, neg), neg.pretty);
+        return respond(200, &list_body(store, list_page, neg), neg);
     }
     let head = json!({
         "kind": format!("{}List", store.def.kind),
@@ -83,6 +78,35 @@ fn cached_list_response(store: &Store, page: CachedPage, neg: &Negotiated) -> Re
     http::Response::builder()
         .status(200)
         .header(http::header::CONTENT_TYPE, "application/json")
+        .body(body::boxed(StreamBody::new(futures_util::stream::iter(
+            frames,
+        ))))
+        .unwrap_or_else(|_| ApiError::internal("building list response").into_response())
+}
+
+/// A protobuf list from the cache: each object's protobuf encoding is made
+/// once and shared; the list is streamed from those bytes without copies.
+fn cached_protobuf_list(store: &Store, page: CachedPage, list_page: &ListPage) -> Response {
+    let items: Vec<Bytes> = page.objects.iter().map(|o| cached_protobuf(o)).collect();
+    if items.iter().any(Bytes::is_empty) {
+        return ApiError::internal("an object cannot be encoded as protobuf").into_response();
+    }
+    let list_kind = format!("{}List", store.def.kind);
+    let chunks = match crate::protobuf::encode_list(
+        &store.def.api_version(),
+        &list_kind,
+        &list_meta(list_page),
+        &items,
+    ) {
+        Ok(chunks) => chunks,
+        Err(e) => return ApiError::internal(e).into_response(),
+    };
+    let frames = chunks
+        .into_iter()
+        .map(|b| Ok::<_, BoxError>(Frame::data(b)));
+    http::Response::builder()
+        .status(200)
+        .header(http::header::CONTENT_TYPE, Format::Protobuf.content_type())
         .body(body::boxed(StreamBody::new(futures_util::stream::iter(
             frames,
         ))))

@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use super::create::read_object;
-use super::{decode_json, json_response, read_body, shape_object, RestRequest};
+use super::{decode_json, read_body, respond, shape_object, RestRequest};
 use crate::body::{Request, Response};
 use crate::endpoints::negotiation::{body_format, BodyFormat, Negotiated};
 use crate::endpoints::status::ApiError;
@@ -32,11 +32,7 @@ pub async fn update(
             &ctx,
         )
         .await?;
-    Ok(json_response(
-        200,
-        &shape_object(rest.store, updated, neg),
-        neg.pretty,
-    ))
+    Ok(respond(200, &shape_object(rest.store, updated, neg), neg))
 }
 
 /// PATCH of one object (or its status).
@@ -104,7 +100,7 @@ pub async fn patch(
                 ],
             ))
         }
-        BodyFormat::Json | BodyFormat::Protobuf => {
+        BodyFormat::Json | BodyFormat::Yaml | BodyFormat::Protobuf => {
             return Err(ApiError::unsupported_media_type(
                 ct.as_deref().unwrap_or(""),
                 &[
@@ -125,9 +121,5 @@ pub async fn patch(
             &ctx,
         )
         .await?;
-    Ok(json_response(
-        200,
-        &shape_object(rest.store, updated, neg),
-        neg.pretty,
-    ))
+    Ok(respond(200, &shape_object(rest.store, updated, neg), neg))
 }

@@ -1,6 +1,9 @@
-//! WATCH as a streamed JSON event stream: one `{"type":…,"object":…}` per
-//! line, flushed as each event happens, so a watch through several proxies
-//! delivers every event at once.
+//! WATCH as a streamed event stream, flushed as each event happens, so a
+//! watch through several proxies delivers every event at once: JSON, one
+//! `{"type":…,"object":…}` per line, or protobuf
+//! (`application/vnd.kubernetes.protobuf;stream=watch`), upstream's
+//! length-prefixed `WatchEvent` frames. YAML has no stream framing
+//! upstream, so a YAML-only watch is 406.
 
 use std::time::Duration;
 
@@ -14,9 +17,9 @@ use serde_json::json;
 
 use super::RestRequest;
 use crate::body::{self, BoxError, Response};
-use crate::endpoints::negotiation::{Negotiated, Output};
+use crate::endpoints::negotiation::{Format, Negotiated, Output};
 use crate::endpoints::status::ApiError;
-use crate::registry::cached::CachedWatchEvent;
+use crate::registry::cached::{cached_protobuf, CachedWatchEvent};
 use crate::registry::resource::ResourceDef;
 use crate::registry::table;
 use crate::registry::watch::{Event, WatchOptions};
@@ -31,6 +34,12 @@ pub async fn serve_watch(
     namespace: &str,
     neg: &Negotiated,
 ) -> Result<Response, ApiError> {
+    if neg.format == Format::Yaml {
+        return Err(ApiError::not_acceptable(&[
+            "application/json",
+            crate::protobuf::WATCH_CONTENT_TYPE,
+        ]));
+    }
     let mut list = rest.query.list_options()?;
     if !rest.info.name.is_empty() && list.field_selector.is_none() {
         // legacy /watch/<resource>/<name>
@@ -88,20 +97,20 @@ pub async fn serve_watch(
             Some((Ok::<_, BoxError>(Frame::data(bytes)), rx))
         }
     });
-    Ok(http::Response::builder()
-        .status(200)
-        .header(http::header::CONTENT_TYPE, "application/json")
-        .header(http::header::CACHE_CONTROL, "no-cache, private")
-        .body(body::boxed(StreamBody::new(frames)))
-        .unwrap_or_else(|_| ApiError::internal("building watch response").into_response()))
+    Ok(stream_response(frames, neg.format))
 }
 
 fn stream_response(
     frames: impl futures_util::Stream<Item = Result<Frame<Bytes>, BoxError>> + Send + 'static,
+    format: Format,
 ) -> Response {
+    let content_type = match format {
+        Format::Protobuf => crate::protobuf::WATCH_CONTENT_TYPE,
+        _ => "application/json",
+    };
     http::Response::builder()
         .status(200)
-        .header(http::header::CONTENT_TYPE, "application/json")
+        .header(http::header::CONTENT_TYPE, content_type)
         .header(http::header::CACHE_CONTROL, "no-cache, private")
         .body(body::boxed(StreamBody::new(frames)))
         .unwrap_or_else(|_| ApiError::internal("building watch response").into_response())
@@ -121,6 +130,21 @@ fn cached_watch_response(
         async move {
             let ev = rx.recv().await?;
             let frames: Vec<Bytes> = match ev {
+                CachedWatchEvent::Object(type_, obj)
+                    if neg.output == Output::Object && neg.format == Format::Protobuf =>
+                {
+                    // Encoded once per object, shared by every watcher.
+                    let object = cached_protobuf(&obj);
+                    if object.is_empty() {
+                        let error = ApiError::internal("an object cannot be encoded as protobuf");
+                        vec![encode_event(&def, Event { type_: "ERROR", object: error.to_status() }, &neg, headers)]
+                    } else {
+                        vec![
+                            Bytes::from(crate::protobuf::watch_frame_head(type_, object.len())),
+                            object,
+                        ]
+                    }
+                }
                 CachedWatchEvent::Object(type_, obj) if neg.output == Output::Object => vec![
                     Bytes::from(format!("{{\"type\":\"{type_}\",\"object\":")),
                     obj.bytes.clone(),
@@ -149,7 +173,7 @@ fn cached_watch_response(
         }
     })
     .flatten();
-    stream_response(frames)
+    stream_response(frames, neg.format)
 }
 
 fn encode_event(
@@ -184,6 +208,19 @@ fn encode_event(
             table::partial_object_metadata(&ev.object)
         }
     };
+    if neg.format == Format::Protobuf {
+        let (type_, encoded) = match crate::protobuf::encode_object(&object) {
+            Ok(bytes) => (ev.type_, bytes),
+            Err(e) => (
+                "ERROR",
+                crate::protobuf::encode_object(&ApiError::internal(e).to_status())
+                    .unwrap_or_default(),
+            ),
+        };
+        let mut frame = crate::protobuf::watch_frame_head(type_, encoded.len());
+        frame.extend_from_slice(&encoded);
+        return Bytes::from(frame);
+    }
     let mut bytes =
         serde_json::to_vec(&json!({ "type": ev.type_, "object": object })).unwrap_or_default();
     bytes.push(b'\n');

@@ -1,5 +1,5 @@
 //! meta/v1 (apimachinery) messages: ObjectMeta, OwnerReference, ManagedFieldsEntry, LabelSelector,
-//! Condition, DeleteOptions.
+//! Condition, DeleteOptions, ListMeta, Status, PartialObjectMetadata(List), WatchEvent.
 
 use super::*;
 
@@ -41,6 +41,15 @@ pub(super) const MESSAGES: &[Message] = &[
     msg(
         "meta.v1.LabelSelectorRequirement",
         &[s(1, "key"), s(2, "operator"), rs(3, "values")],
+    ),
+    msg(
+        "meta.v1.ListMeta",
+        &[
+            s(1, "selfLink"),
+            s(2, "resourceVersion"),
+            s(3, "continue"),
+            int64p(4, "remainingItemCount"),
+        ],
     ),
     msg(
         "meta.v1.ManagedFieldsEntry",
@@ -86,7 +95,45 @@ pub(super) const MESSAGES: &[Message] = &[
         ],
     ),
     msg(
+        "meta.v1.PartialObjectMetadata",
+        &[m(1, "metadata", "meta.v1.ObjectMeta")],
+    ),
+    msg(
+        "meta.v1.PartialObjectMetadataList",
+        &[
+            m(1, "metadata", "meta.v1.ListMeta"),
+            rm(2, "items", "meta.v1.PartialObjectMetadata"),
+        ],
+    ),
+    msg(
         "meta.v1.Preconditions",
         &[s(1, "uid"), s(2, "resourceVersion")],
     ),
+    msg(
+        "meta.v1.Status",
+        &[
+            m(1, "metadata", "meta.v1.ListMeta"),
+            s(2, "status"),
+            s(3, "message"),
+            s(4, "reason"),
+            m(5, "details", "meta.v1.StatusDetails"),
+            int32(6, "code"),
+        ],
+    ),
+    msg(
+        "meta.v1.StatusCause",
+        &[s(1, "reason"), s(2, "message"), s(3, "field")],
+    ),
+    msg(
+        "meta.v1.StatusDetails",
+        &[
+            s(1, "name"),
+            s(2, "group"),
+            s(3, "kind"),
+            s(6, "uid"),
+            rm(4, "causes", "meta.v1.StatusCause"),
+            int32(5, "retryAfterSeconds"),
+        ],
+    ),
+    msg("meta.v1.WatchEvent", &[s(1, "type"), raw_ext(2, "object")]),
 ];

@@ -359,11 +359,16 @@ const KINDS: &[(&str, &str, &[&str])] = &[
     ),
     ("discovery.k8s.io/v1", "discovery.v1", &["EndpointSlice"]),
     ("events.k8s.io/v1", "events.v1", &["Event"]),
+    (
+        "meta.k8s.io/v1",
+        "meta.v1",
+        &["PartialObjectMetadata", "PartialObjectMetadataList"],
+    ),
 ];
 
 /// Kinds that every group version registers (upstream adds them with
 /// `metav1.AddToGroupVersion`), so they are accepted under any apiVersion.
-const META_KINDS: &[&str] = &["DeleteOptions"];
+const META_KINDS: &[&str] = &["DeleteOptions", "Status"];
 
 fn index() -> &'static HashMap<&'static str, &'static Message> {
     static INDEX: OnceLock<HashMap<&'static str, &'static Message>> = OnceLock::new();
@@ -376,9 +381,32 @@ fn index() -> &'static HashMap<&'static str, &'static Message> {
     })
 }
 
+/// Every message of every table.
+pub(crate) fn all_messages() -> impl Iterator<Item = &'static Message> {
+    TABLES.iter().flat_map(|table| table.iter())
+}
+
+/// Every top-level (apiVersion, kind) the tables cover.
+#[cfg(test)]
+pub(crate) fn all_kinds() -> impl Iterator<Item = (&'static str, &'static str)> {
+    KINDS
+        .iter()
+        .flat_map(|(api_version, _, kinds)| kinds.iter().map(move |kind| (*api_version, *kind)))
+}
+
 /// The message named `name`.
 pub(crate) fn message(name: &str) -> Option<&'static Message> {
     index().get(name).copied()
+}
+
+/// The item message of a `<Kind>List` of the given apiVersion (built-in
+/// lists are all `{metadata=1 ListMeta, items=2 repeated Kind}`).
+pub(crate) fn list_item_message(api_version: &str, list_kind: &str) -> Option<&'static Message> {
+    let kind = list_kind.strip_suffix("List")?;
+    if kind.is_empty() || META_KINDS.contains(&kind) || api_version == "meta.k8s.io/v1" {
+        return None;
+    }
+    message_for_kind(api_version, kind)
 }
 
 /// The message of a top-level object of the given apiVersion and kind.

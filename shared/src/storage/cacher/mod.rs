@@ -54,6 +54,10 @@ pub struct CachedObject {
     pub labels: Box<[(Box<str>, Box<str>)]>,
     /// Values of the resource's selectable fields (besides name and namespace).
     pub fields: Box<[(Box<str>, Box<str>)]>,
+    /// The object in another encoding (protobuf), made on first use and
+    /// shared by every watcher and LIST that needs it; empty when the
+    /// object cannot be encoded.
+    pub encoded: std::sync::OnceLock<Bytes>,
 }
 
 impl CachedObject {
@@ -77,6 +81,12 @@ impl CachedObject {
                 .map(|(_, v)| v.to_string())
                 .unwrap_or_default(),
         }
+    }
+
+    /// The object in another encoding, made by `encode` from the JSON
+    /// bytes on first use and kept.
+    pub fn encoded_with(&self, encode: impl FnOnce(&[u8]) -> Bytes) -> Bytes {
+        self.encoded.get_or_init(|| encode(&self.bytes)).clone()
     }
 
     /// Memory held, roughly.

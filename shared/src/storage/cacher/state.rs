@@ -213,6 +213,7 @@ mod tests {
             name: key.rsplit('/').next().unwrap_or("").into(),
             labels: Box::new([]),
             fields: Box::new([]),
+            encoded: Default::default(),
         })
     }
 
