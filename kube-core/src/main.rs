@@ -2,6 +2,7 @@
 //! and delegates API groups it does not own to the extensions tier.
 
 mod admission;
+mod allocators;
 mod bootstrap;
 mod controllers;
 mod resources;
@@ -58,7 +59,16 @@ async fn main() -> anyhow::Result<()> {
             prefix: prefix.clone(),
         },
     )]);
-    let groups = resources::build(&storage, &prefix, &admission);
+    let cidr = allocators::ServiceCidr::parse(&opts.service_cluster_ip_range)
+        .map_err(|e| anyhow::anyhow!("--service-cluster-ip-range: {e}"))?;
+    let node_ports = allocators::PortRange::parse(&opts.service_node_port_range)
+        .map_err(|e| anyhow::anyhow!("--service-node-port-range: {e}"))?;
+    let ips = allocators::ClusterIpAllocator::new(storage.clone(), &prefix, cidr);
+    let services = allocators::AllocatingServiceStrategy {
+        ips: ips.clone(),
+        ports: allocators::NodePortAllocator::new(storage.clone(), &prefix, node_ports),
+    };
+    let groups = resources::build(&storage, &prefix, &admission, services);
     let delegate = Delegate::from_options(&opts.delegation)?;
     let address = shared::server::listen_address(&opts.serving, DEFAULT_PORT).to_string();
     let mut api = ApiServer::new(groups, delegate, address);
@@ -69,6 +79,13 @@ async fn main() -> anyhow::Result<()> {
         bootstrapped.clone(),
     ));
     tokio::spawn(controllers::namespace::run(api.groups()));
+    // The Service clients in pods use to reach the API: the aggregator (the
+    // front door) serves upstream's port.
+    tokio::spawn(allocators::kubernetes_service::ensure(
+        api.groups(),
+        cidr.first(),
+        6443,
+    ));
     if !opts.etcd.etcd_compaction_interval.is_zero() {
         storage.spawn_compactor(opts.etcd.etcd_compaction_interval);
     }

@@ -34,6 +34,8 @@ use shared::registry::resource::ResourceDef;
 use shared::registry::store::Store;
 use shared::storage::EtcdStorage;
 
+pub use services::ServiceStrategy;
+
 /// All resource declarations, in upstream's discovery order (core first,
 /// then the groups by upstream's group priority).
 pub fn definitions() -> Vec<ResourceDef> {
@@ -55,10 +57,22 @@ pub fn definitions() -> Vec<ResourceDef> {
     defs
 }
 
-/// Builds the stores of every declared resource.
-pub fn build(storage: &EtcdStorage, prefix: &str, admission: &AdmissionChain) -> GroupSet {
+/// Builds the stores of every declared resource; Services allocate with
+/// `services` (cluster IPs and node ports).
+pub fn build(
+    storage: &EtcdStorage,
+    prefix: &str,
+    admission: &AdmissionChain,
+    services: crate::allocators::AllocatingServiceStrategy,
+) -> GroupSet {
     let mut groups = GroupSet::default();
-    for def in definitions() {
+    let mut services = Some(services);
+    for mut def in definitions() {
+        if def.group.is_empty() && def.resource == "services" {
+            if let Some(s) = services.take() {
+                def = def.strategy(s);
+            }
+        }
         groups.add(Store::new(def, storage.clone(), prefix, admission.clone()));
     }
     authentication_v1::register(&mut groups);

@@ -322,12 +322,22 @@ impl Store {
             if ctx.dry_run {
                 return Ok(obj);
             }
-            let bytes = self.encode(&mut obj)?;
-            match self
+            self.def.strategy.allocate(&mut obj).await?;
+            let bytes = match self.encode(&mut obj) {
+                Ok(b) => b,
+                Err(e) => {
+                    self.def.strategy.release(&obj).await;
+                    return Err(e);
+                }
+            };
+            let result = self
                 .storage
                 .create(&self.key(namespace, &name), bytes)
-                .await
-            {
+                .await;
+            if result.is_err() {
+                self.def.strategy.release(&obj).await;
+            }
+            match result {
                 Ok(rev) => {
                     meta::set(&mut obj, "resourceVersion", Value::String(rev.to_string()));
                     return Ok(obj);
@@ -435,6 +445,7 @@ impl Store {
             {
                 match self.storage.delete(&key, Some(kv.mod_revision)).await {
                     Ok((_, rev)) => {
+                        self.def.strategy.release(&old).await;
                         meta::set(&mut new, "resourceVersion", Value::String(rev.to_string()));
                         return Ok(new);
                     }
@@ -671,6 +682,7 @@ impl Store {
             }
             match self.storage.delete(&key, Some(kv.mod_revision)).await {
                 Ok((_, rev)) => {
+                    self.def.strategy.release(&obj).await;
                     meta::set(&mut obj, "resourceVersion", Value::String(rev.to_string()));
                     return Ok(DeleteOutcome::Deleted(obj));
                 }

@@ -6,9 +6,11 @@
 //! the status/spec split, finalizers) is done by the store itself; a strategy
 //! only adds what is particular to its kind.
 
+use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 use super::validation::FieldError;
+use crate::endpoints::status::ApiError;
 
 /// Behaviour of one kind. All methods have neutral defaults.
 pub trait Strategy: Send + Sync {
@@ -52,6 +54,21 @@ pub trait Strategy: Send + Sync {
     /// adjust the object (a namespace's phase becomes `Terminating`).
     fn retain_on_delete(&self, _obj: &mut Value) -> bool {
         false
+    }
+
+    /// Storage-backed work done after validation and admission, just before
+    /// a (non dry-run) create is written: e.g. a Service's cluster IP and
+    /// node ports, which must be unique across API server replicas. An error
+    /// aborts the create; when the write then fails, [`Strategy::release`]
+    /// undoes it.
+    fn allocate<'a>(&'a self, _obj: &'a mut Value) -> BoxFuture<'a, Result<(), ApiError>> {
+        Box::pin(async { Ok(()) })
+    }
+
+    /// Releases what [`Strategy::allocate`] took, once the object is gone
+    /// from storage (or its create failed).
+    fn release<'a>(&'a self, _obj: &'a Value) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
     }
 }
 

@@ -8,4 +8,5 @@ mod harness;
 mod kubectl;
 mod resilience;
 mod rest;
+mod services;
 mod watch;
