@@ -68,10 +68,11 @@ async fn main() -> anyhow::Result<()> {
         ips: ips.clone(),
         ports: allocators::NodePortAllocator::new(storage.clone(), &prefix, node_ports),
     };
-    let groups = resources::build(&storage, &prefix, &admission, services);
+    let (groups, openapi) = resources::build(&storage, &prefix, &admission, services);
     let delegate = Delegate::from_options(&opts.delegation)?;
     let address = shared::server::listen_address(&opts.serving, DEFAULT_PORT).to_string();
     let mut api = ApiServer::new(groups, delegate, address);
+    api.set_openapi(openapi);
 
     let bootstrapped = Arc::new(AtomicBool::new(false));
     tokio::spawn(bootstrap::ensure_system_namespaces(

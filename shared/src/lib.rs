@@ -20,6 +20,7 @@ pub mod authorization;
 pub mod body;
 pub mod endpoints;
 pub mod filters;
+pub mod openapi;
 pub mod proxy;
 pub mod registry;
 pub mod selection;

@@ -19,6 +19,7 @@ mod flowcontrol_v1;
 mod networking;
 mod networking_v1;
 mod node_v1;
+pub mod openapi;
 mod pod_spec;
 mod policy_v1;
 mod rbac;
@@ -27,6 +28,8 @@ mod scheduling_v1;
 mod services;
 mod storage_v1;
 mod workloads;
+
+use std::sync::Arc;
 
 use shared::admission::AdmissionChain;
 use shared::endpoints::discovery::GroupSet;
@@ -64,10 +67,15 @@ pub fn build(
     prefix: &str,
     admission: &AdmissionChain,
     services: crate::allocators::AllocatingServiceStrategy,
-) -> GroupSet {
+) -> (GroupSet, Arc<shared::openapi::OpenApi>) {
     let mut groups = GroupSet::default();
     let mut services = Some(services);
-    for mut def in definitions() {
+    let defs = definitions();
+    let spec = openapi::build(&defs);
+    for mut def in defs {
+        let checker = spec.clone();
+        let (g, v, k) = (def.group.clone(), def.version.clone(), def.kind.clone());
+        def = def.with_unknown_fields(Arc::new(move |obj| checker.unknown_fields(&g, &v, &k, obj)));
         if def.group.is_empty() && def.resource == "services" {
             if let Some(s) = services.take() {
                 def = def.strategy(s);
@@ -76,7 +84,7 @@ pub fn build(
         groups.add(Store::new(def, storage.clone(), prefix, admission.clone()));
     }
     authentication_v1::register(&mut groups);
-    groups
+    (groups, spec)
 }
 
 #[cfg(test)]

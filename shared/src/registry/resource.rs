@@ -71,8 +71,14 @@ pub struct ResourceDef {
     /// Whether the Table starts with upstream's `Name` column (true for all
     /// kinds but events, whose printer shows the name only with `-o wide`).
     pub name_column: bool,
+    /// Finds fields a request body's schema does not declare (paths such as
+    /// `spec.foo`), for `fieldValidation=Strict|Warn`; `None` accepts all.
+    pub unknown_fields: Option<UnknownFields>,
     pub strategy: Arc<dyn Strategy>,
 }
+
+/// See [`ResourceDef::unknown_fields`].
+pub type UnknownFields = Arc<dyn Fn(&serde_json::Value) -> Vec<String> + Send + Sync>;
 
 impl ResourceDef {
     /// A namespaced resource with all verbs, stored under `<plural>` and named
@@ -95,6 +101,7 @@ impl ResourceDef {
             columns: vec![],
             return_deleted_object: false,
             name_column: true,
+            unknown_fields: None,
             strategy: Arc::new(DefaultStrategy),
         }
     }
@@ -175,6 +182,12 @@ impl ResourceDef {
     /// wide-only, `Name` column as upstream's printer does).
     pub fn without_name_column(mut self) -> Self {
         self.name_column = false;
+        self
+    }
+
+    /// Sets the unknown-field finder used by `fieldValidation`.
+    pub fn with_unknown_fields(mut self, f: UnknownFields) -> Self {
+        self.unknown_fields = Some(f);
         self
     }
 

@@ -2,7 +2,10 @@
 
 use serde_json::Value;
 
-use super::{decode_json, json_response, read_body, shape_object, RestRequest};
+use super::{
+    check_unknown_fields, decode_json, json_response, read_body, shape_object, with_warnings,
+    RestRequest,
+};
 use crate::body::{Request, Response};
 use crate::endpoints::negotiation::{body_format, BodyFormat, Negotiated};
 use crate::endpoints::status::ApiError;
@@ -72,10 +75,10 @@ pub async fn create(
     rest.query.field_validation()?;
     let ctx = rest.write_context("CreateOptions")?;
     let obj = read_object(rest, req).await?;
+    let warnings = check_unknown_fields(rest, &obj, false)?;
     let created = rest.store.create(namespace, obj, &ctx).await?;
-    Ok(json_response(
-        201,
-        &shape_object(rest.store, created, neg),
-        neg.pretty,
+    Ok(with_warnings(
+        json_response(201, &shape_object(rest.store, created, neg), neg.pretty),
+        &warnings,
     ))
 }

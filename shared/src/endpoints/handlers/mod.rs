@@ -199,6 +199,63 @@ pub fn json_response(code: u16, value: &Value, pretty: bool) -> Response {
     }
 }
 
+/// Applies `fieldValidation` to a decoded body against the resource's
+/// schema: `Strict` fails with upstream's 400 (`<Kind> in version "<v>"
+/// cannot be handled as a <Kind>: strict decoding error: unknown field
+/// "spec.foo"`), `Warn` (the default) returns the warnings to send, and
+/// `Ignore` returns none. `patch` bodies get the bare decoding message.
+pub fn check_unknown_fields(
+    rest: &RestRequest<'_>,
+    body: &Value,
+    patch: bool,
+) -> Result<Vec<String>, ApiError> {
+    let def = &rest.store.def;
+    let mode = rest.query.get("fieldValidation").unwrap_or("");
+    if mode == "Ignore" {
+        return Ok(Vec::new());
+    }
+    let Some(finder) = &def.unknown_fields else {
+        return Ok(Vec::new());
+    };
+    let unknown: Vec<String> = finder(body)
+        .into_iter()
+        .map(|f| {
+            format!(
+                "unknown field {}",
+                crate::registry::validation::go_quote(&f)
+            )
+        })
+        .collect();
+    if unknown.is_empty() {
+        return Ok(unknown);
+    }
+    if mode == "Strict" {
+        let detail = format!("strict decoding error: {}", unknown.join(", "));
+        let message = if patch {
+            detail
+        } else {
+            format!(
+                "{kind} in version {v} cannot be handled as a {kind}: {detail}",
+                kind = def.kind,
+                v = crate::registry::validation::go_quote(&def.version)
+            )
+        };
+        return Err(ApiError::bad_request(message));
+    }
+    Ok(unknown)
+}
+
+/// Adds one `Warning: 299 - "<text>"` header per warning, as upstream.
+pub fn with_warnings(mut resp: Response, warnings: &[String]) -> Response {
+    for w in warnings {
+        let value = format!("299 - {}", crate::registry::validation::go_quote(w));
+        if let Ok(v) = http::HeaderValue::from_str(&value) {
+            resp.headers_mut().append("warning", v);
+        }
+    }
+    resp
+}
+
 /// Shapes one object for the negotiated output.
 pub fn shape_object(store: &Store, obj: Value, neg: &Negotiated) -> Value {
     match neg.output {

@@ -3,7 +3,10 @@
 use serde_json::Value;
 
 use super::create::read_object;
-use super::{decode_json, json_response, read_body, shape_object, RestRequest};
+use super::{
+    check_unknown_fields, decode_json, json_response, read_body, shape_object, with_warnings,
+    RestRequest,
+};
 use crate::body::{Request, Response};
 use crate::endpoints::negotiation::{body_format, BodyFormat, Negotiated};
 use crate::endpoints::status::ApiError;
@@ -22,6 +25,7 @@ pub async fn update(
     rest.query.field_validation()?;
     let ctx = rest.write_context("UpdateOptions")?;
     let obj = read_object(rest, req).await?;
+    let warnings = check_unknown_fields(rest, &obj, false)?;
     let updated = rest
         .store
         .update(
@@ -32,10 +36,9 @@ pub async fn update(
             &ctx,
         )
         .await?;
-    Ok(json_response(
-        200,
-        &shape_object(rest.store, updated, neg),
-        neg.pretty,
+    Ok(with_warnings(
+        json_response(200, &shape_object(rest.store, updated, neg), neg.pretty),
+        &warnings,
     ))
 }
 
@@ -56,6 +59,14 @@ pub async fn patch(
     let format = body_format(ct.as_deref())?;
     let bytes = read_body(req).await?;
     let patch_doc = decode_json(&bytes)?;
+    let warnings = if matches!(
+        format,
+        BodyFormat::MergePatch | BodyFormat::StrategicMergePatch
+    ) {
+        check_unknown_fields(rest, &patch_doc, true)?
+    } else {
+        Vec::new()
+    };
     let apply: Box<dyn Fn(&Value) -> Result<Value, ApiError> + Send + Sync> = match format {
         BodyFormat::JsonPatch => {
             let ops: json_patch::Patch = serde_json::from_value(patch_doc).map_err(|e| {
@@ -125,9 +136,8 @@ pub async fn patch(
             &ctx,
         )
         .await?;
-    Ok(json_response(
-        200,
-        &shape_object(rest.store, updated, neg),
-        neg.pretty,
+    Ok(with_warnings(
+        json_response(200, &shape_object(rest.store, updated, neg), neg.pretty),
+        &warnings,
     ))
 }
