@@ -528,3 +528,79 @@ async fn api_resources_defaults_validation_and_columns_match_upstream() {
         assert_eq!(header(&out), want, "{args:?}: {out}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn explain_and_field_validation_use_the_openapi_documents() {
+    let c = TestCluster::start().await;
+
+    let out = c
+        .kubectl_ok(&["explain", "deployment.spec.strategy.rollingUpdate"])
+        .await;
+    for want in [
+        "GROUP:      apps",
+        "KIND:       Deployment",
+        "VERSION:    v1",
+        "maxSurge",
+        "maxUnavailable",
+        "The maximum number of pods that can be scheduled above the desired number",
+    ] {
+        assert!(out.contains(want), "missing {want} in:\n{out}");
+    }
+    let out = c
+        .kubectl_ok(&["explain", "pods.spec.containers.ports"])
+        .await;
+    assert!(
+        out.contains("containerPort") && out.contains("<integer>"),
+        "{out}"
+    );
+
+    // kubectl's default validation (strict) now uses the server: an unknown
+    // field fails with upstream's message.
+    let bad = DEPLOYMENT.replace("\"replicas\": 2,", "\"replicas\": 2, \"replicaz\": 3,");
+    let (ok, _, err) = c.kubectl_stdin(&["apply", "-f", "-"], Some(&bad)).await;
+    assert!(!ok);
+    assert!(
+        err.contains(
+            "Deployment in version \"v1\" cannot be handled as a Deployment: strict decoding error: unknown field \"spec.replicaz\""
+        ),
+        "{err}"
+    );
+    // With --validate=warn it is created, and kubectl prints the warning.
+    let (ok, _, err) = c
+        .kubectl_stdin(&["apply", "--validate=warn", "-f", "-"], Some(&bad))
+        .await;
+    assert!(ok, "{err}");
+    assert!(
+        err.contains("Warning: unknown field \"spec.replicaz\""),
+        "{err}"
+    );
+    // A valid apply with default validation works and a second apply is a no-op patch.
+    c.kubectl_ok(&["delete", "deployment", "web"]).await;
+    let out = c
+        .kubectl_stdin(&["apply", "-f", "-"], Some(DEPLOYMENT))
+        .await;
+    assert!(out.0, "{}", out.2);
+    let out = c
+        .kubectl_stdin(&["apply", "-f", "-"], Some(DEPLOYMENT))
+        .await;
+    assert!(out.0 && out.1.contains("unchanged"), "{out:?}");
+
+    // /openapi/v3 lists group versions with hashes; the hashed URL is immutable.
+    let http = c.http(crate::harness::Auth::AdminCert);
+    let root: serde_json::Value = http
+        .get(c.url("/openapi/v3"))
+        .send()
+        .await
+        .expect("get")
+        .json()
+        .await
+        .expect("json");
+    let url = root["paths"]["apis/apps/v1"]["serverRelativeURL"]
+        .as_str()
+        .expect("apps/v1 listed")
+        .to_string();
+    assert!(root["paths"]["api/v1"].is_object(), "{root}");
+    let r = http.get(c.url(&url)).send().await.expect("get");
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["cache-control"], "public, immutable");
+}
