@@ -215,6 +215,7 @@ pub fn definitions() -> Vec<ResourceDef> {
             .categories(&["all"])
             .storage_path("controllers")
             .with_status()
+            .with_scale()
             .columns(vec![
                 int_col("Desired", |o| json!(int_at(o, "spec.replicas"))),
                 int_col("Current", |o| json!(int_at(o, "status.replicas"))),

@@ -258,6 +258,7 @@ pub fn build(defs: &[ResourceDef]) -> Arc<OpenApi> {
     gen.subschema_for::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Status>();
     gen.subschema_for::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta>();
     gen.subschema_for::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Patch>();
+    gen.subschema_for::<k8s_openapi::api::autoscaling::v1::Scale>();
     let mut components = gen.take_definitions(true);
     annotate(&mut components);
     Arc::new(OpenApi::build(&kinds, components))

@@ -172,13 +172,7 @@ impl GroupSet {
             let def = route.def();
             resources.push(api_resource(def));
             for sub in &def.subresources {
-                resources.push(json!({
-                    "name": format!("{}/{}", def.resource, sub.name()),
-                    "singularName": def.singular,
-                    "namespaced": def.namespaced,
-                    "kind": def.kind,
-                    "verbs": ["get", "patch", "update"],
-                }));
+                resources.push(sub.discovery_entry(def));
             }
         }
         let mut body = json!({"kind": "APIResourceList"});

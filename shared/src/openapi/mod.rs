@@ -241,30 +241,39 @@ fn paths_of(def: &ResourceDef, schema_name: &str) -> Vec<(String, Value)> {
         let suffix = cap(name);
         let mut d = def.clone();
         d.kind = format!("{}{}", def.kind, suffix);
-        let mut g = op(&d, "get", "read", &kind_ref, vec![], None, "200");
-        g["x-kubernetes-group-version-kind"] = gvk(def);
+        // The scale subresource speaks autoscaling/v1 Scale.
+        let (sub_gvk, sub_ref) = if *sub == crate::registry::resource::Subresource::Scale {
+            (
+                json!({"group": "autoscaling", "version": "v1", "kind": "Scale"}),
+                json!({"$ref": "#/components/schemas/io.k8s.api.autoscaling.v1.Scale"}),
+            )
+        } else {
+            (gvk(def), kind_ref.clone())
+        };
+        let mut g = op(&d, "get", "read", &sub_ref, vec![], None, "200");
+        g["x-kubernetes-group-version-kind"] = sub_gvk.clone();
         m.insert("get".into(), g);
         let mut p = op(
             &d,
             "put",
             "replace",
-            &kind_ref,
+            &sub_ref,
             write_params(false),
-            Some(body(&kind_ref)),
+            Some(body(&sub_ref)),
             "200",
         );
-        p["x-kubernetes-group-version-kind"] = gvk(def);
+        p["x-kubernetes-group-version-kind"] = sub_gvk.clone();
         m.insert("put".into(), p);
         let mut pa = op(
             &d,
             "patch",
             "patch",
-            &kind_ref,
+            &sub_ref,
             write_params(true),
             Some(patch_body.clone()),
             "200",
         );
-        pa["x-kubernetes-group-version-kind"] = gvk(def);
+        pa["x-kubernetes-group-version-kind"] = sub_gvk;
         m.insert("patch".into(), pa);
         let mut params = vec![name_param.clone()];
         if def.namespaced {
@@ -388,6 +397,11 @@ impl OpenApi {
                     all_paths.insert(p, item);
                 }
                 reachable(&k.schema, &components, &mut names);
+                if k.def
+                    .has_subresource(crate::registry::resource::Subresource::Scale)
+                {
+                    reachable("io.k8s.api.autoscaling.v1.Scale", &components, &mut names);
+                }
             }
             for extra in [
                 "io.k8s.apimachinery.pkg.apis.meta.v1.Patch",

@@ -18,6 +18,9 @@ pub enum Subresource {
     Status,
     /// `/finalize` (namespaces): only `spec.finalizers` changes.
     Finalize,
+    /// `/scale`: an `autoscaling/v1` Scale view of `spec.replicas`,
+    /// `status.replicas` and the selector; writes change only `spec.replicas`.
+    Scale,
 }
 
 impl Subresource {
@@ -26,7 +29,36 @@ impl Subresource {
         match self {
             Subresource::Status => "status",
             Subresource::Finalize => "finalize",
+            Subresource::Scale => "scale",
         }
+    }
+
+    /// The legacy discovery entry (`APIResource`) of this subresource of
+    /// `def`: `scale` is served as `autoscaling/v1` `Scale`, as upstream.
+    pub fn discovery_entry(self, def: &ResourceDef) -> serde_json::Value {
+        let mut v = serde_json::json!({
+            "name": format!("{}/{}", def.resource, self.name()),
+            "singularName": def.singular,
+            "namespaced": def.namespaced,
+            "kind": def.kind,
+            "verbs": ["get", "patch", "update"],
+        });
+        match self {
+            Subresource::Scale => {
+                v["group"] = "autoscaling".into();
+                v["version"] = "v1".into();
+                v["kind"] = "Scale".into();
+                v["singularName"] = "".into();
+            }
+            Subresource::Finalize => {
+                v["verbs"] = serde_json::json!(["update"]);
+                v["singularName"] = "".into();
+            }
+            Subresource::Status => {
+                v["singularName"] = "".into();
+            }
+        }
+        v
     }
 }
 
@@ -145,6 +177,12 @@ impl ResourceDef {
     /// Sets the verbs (e.g. only `create` for review resources).
     pub fn verbs(mut self, verbs: &[&str]) -> Self {
         self.verbs = verbs.iter().map(|s| s.to_string()).collect();
+        self
+    }
+
+    /// Adds the scale subresource.
+    pub fn with_scale(mut self) -> Self {
+        self.subresources.push(Subresource::Scale);
         self
     }
 

@@ -409,7 +409,7 @@ impl Store {
                 old.get("metadata").unwrap_or(&Value::Null),
                 &FieldPath::new("metadata"),
             );
-            if subresource.is_none() {
+            if matches!(subresource, None | Some(Subresource::Scale)) {
                 errors.extend(self.def.strategy.validate_update(&new, &old));
             }
             if !errors.is_empty() {
@@ -540,7 +540,7 @@ impl Store {
                 meta::set(&mut merged, "resourceVersion", Value::String(rv));
                 *new = merged;
             }
-            None => {
+            None | Some(Subresource::Scale) => {
                 if has_status {
                     if let Value::Object(m) = new {
                         match old.get("status") {

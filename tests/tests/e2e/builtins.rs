@@ -604,3 +604,80 @@ async fn explain_and_field_validation_use_the_openapi_documents() {
     assert_eq!(r.status(), 200);
     assert_eq!(r.headers()["cache-control"], "public, immutable");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_scale_uses_the_scale_subresource() {
+    let c = TestCluster::start().await;
+    let (ok, _, err) = c
+        .kubectl_stdin(&["create", "--validate=false", "-f", "-"], Some(DEPLOYMENT))
+        .await;
+    assert!(ok, "{err}");
+    let out = c
+        .kubectl_ok(&["scale", "deployment", "web", "--replicas=5"])
+        .await;
+    assert!(out.contains("deployment.apps/web scaled"), "{out}");
+    let r = c
+        .kubectl_ok(&[
+            "get",
+            "deployment",
+            "web",
+            "-o",
+            "jsonpath={.spec.replicas} {.metadata.generation}",
+        ])
+        .await;
+    assert_eq!(r, "5 2");
+    // A stale precondition is refused.
+    let (ok, _, err) = c
+        .kubectl(&[
+            "scale",
+            "deployment",
+            "web",
+            "--current-replicas=3",
+            "--replicas=1",
+        ])
+        .await;
+    assert!(!ok);
+    assert!(err.contains("Expected replicas to be 3, was 5"), "{err}");
+
+    // The Scale view, as upstream serves it.
+    let http = c.http(crate::harness::Auth::AdminCert);
+    let s: serde_json::Value = http
+        .get(c.url("/apis/apps/v1/namespaces/default/deployments/web/scale"))
+        .send()
+        .await
+        .expect("get")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(s["kind"], "Scale");
+    assert_eq!(s["apiVersion"], "autoscaling/v1");
+    assert_eq!(s["spec"]["replicas"], 5);
+    assert_eq!(s["status"]["selector"], "app=web");
+    // Negative replicas: 422.
+    let r = http
+        .patch(c.url("/apis/apps/v1/namespaces/default/deployments/web/scale"))
+        .header("Content-Type", "application/merge-patch+json")
+        .body(r#"{"spec":{"replicas":-1}}"#)
+        .send()
+        .await
+        .expect("patch");
+    let v = crate::harness::expect_status(r, 422, "Invalid").await;
+    assert_eq!(v["details"]["causes"][0]["field"], "spec.replicas", "{v}");
+    // Discovery names the subresource's kind.
+    let list: serde_json::Value = http
+        .get(c.url("/apis/apps/v1"))
+        .send()
+        .await
+        .expect("get")
+        .json()
+        .await
+        .expect("json");
+    let scale = list["resources"]
+        .as_array()
+        .and_then(|a| a.iter().find(|r| r["name"] == "deployments/scale"))
+        .cloned()
+        .expect("deployments/scale listed");
+    assert_eq!(scale["group"], "autoscaling");
+    assert_eq!(scale["version"], "v1");
+    assert_eq!(scale["kind"], "Scale");
+}

@@ -40,6 +40,39 @@ pub fn check_type_meta(rest: &RestRequest<'_>, obj: &mut Value) -> Result<(), Ap
     Ok(())
 }
 
+/// Checks a body's `apiVersion`/`kind`, when present, against the expected
+/// ones (subresource bodies such as `autoscaling/v1` `Scale`).
+pub fn check_type_meta_of(obj: &Value, api_version: &str, kind: &str) -> Result<(), ApiError> {
+    let Value::Object(m) = obj else {
+        return Err(ApiError::bad_request(
+            "the body of the request must be a JSON object",
+        ));
+    };
+    if let Some(v) = m
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .filter(|v| !v.is_empty())
+    {
+        if v != api_version {
+            return Err(ApiError::bad_request(format!(
+                "the API version in the data ({v}) does not match the expected API version ({api_version})"
+            )));
+        }
+    }
+    if let Some(k) = m
+        .get("kind")
+        .and_then(Value::as_str)
+        .filter(|k| !k.is_empty())
+    {
+        if k != kind {
+            return Err(ApiError::bad_request(format!(
+                "the kind in the data ({k}) does not match the expected kind ({kind})"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Reads and decodes a JSON object body for create/update.
 pub async fn read_object(rest: &RestRequest<'_>, req: Request) -> Result<Value, ApiError> {
     let ct = req

@@ -7,6 +7,7 @@
 mod create;
 mod delete;
 mod read;
+mod scale;
 mod update;
 pub mod watch;
 
@@ -294,6 +295,7 @@ impl RestRequest<'_> {
         match self.info.subresource.as_str() {
             "status" => Some(Subresource::Status),
             "finalize" => Some(Subresource::Finalize),
+            "scale" => Some(Subresource::Scale),
             _ => None,
         }
     }
@@ -364,6 +366,9 @@ async fn dispatch(rest: &RestRequest<'_>, req: Request) -> Result<Response, ApiE
         rest.query.get("includeObject"),
         rest.query.flag("pretty"),
     )?;
+    if info.subresource == "scale" {
+        return scale::serve(rest, namespace, req, &neg).await;
+    }
     match info.verb.as_str() {
         "get" => read::get(rest, namespace, &neg).await,
         "list" => read::list(rest, namespace, &neg).await,
