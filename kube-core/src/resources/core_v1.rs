@@ -108,6 +108,7 @@ pub fn definitions() -> Vec<ResourceDef> {
             .short_names(&["po"])
             .categories(&["all"])
             .with_status()
+            .with_custom_subresources(super::subresources::pod_subresources())
             .returns_deleted_object()
             .selectable_fields(&[
                 "spec.nodeName",

@@ -27,6 +27,7 @@ mod rbac_v1;
 mod scheduling_v1;
 mod services;
 mod storage_v1;
+mod subresources;
 mod workloads;
 
 use std::sync::Arc;
@@ -84,6 +85,7 @@ pub fn build(
         groups.add(Store::new(def, storage.clone(), prefix, admission.clone()));
     }
     authentication_v1::register(&mut groups);
+    subresources::register_bindings(&mut groups);
     (groups, spec)
 }
 

@@ -174,6 +174,9 @@ impl GroupSet {
             for sub in &def.subresources {
                 resources.push(sub.discovery_entry(def));
             }
+            for sub in &def.custom_subresources {
+                resources.push(sub.discovery_entry(def));
+            }
         }
         let mut body = json!({"kind": "APIResourceList"});
         if let Value::Object(m) = &mut body {

@@ -106,7 +106,65 @@ pub struct ResourceDef {
     /// Finds fields a request body's schema does not declare (paths such as
     /// `spec.foo`), for `fieldValidation=Strict|Warn`; `None` accepts all.
     pub unknown_fields: Option<UnknownFields>,
+    /// Subresources with their own behaviour (`pods/binding`,
+    /// `pods/eviction`, kubelet-backed ones), served before the generic ones.
+    pub custom_subresources: Vec<CustomSubresource>,
     pub strategy: Arc<dyn Strategy>,
+}
+
+/// One call of a [`CustomSubresource`].
+pub struct SubresourceCall<'a> {
+    /// The store of the parent resource.
+    pub store: &'a crate::registry::store::Store,
+    pub namespace: &'a str,
+    pub name: &'a str,
+    /// The request verb (`create`, `get`, `update`, `patch`, ...).
+    pub verb: &'a str,
+    /// The decoded JSON body (`Null` when there is none).
+    pub body: serde_json::Value,
+    pub ctx: crate::registry::store::WriteContext,
+}
+
+/// What a [`CustomSubresource`] answers: a status code and a JSON body.
+pub type SubresourceResult = Result<(u16, serde_json::Value), crate::endpoints::status::ApiError>;
+
+/// The handler of a [`CustomSubresource`].
+pub type SubresourceHandler = Arc<
+    dyn for<'a> Fn(SubresourceCall<'a>) -> futures_util::future::BoxFuture<'a, SubresourceResult>
+        + Send
+        + Sync,
+>;
+
+/// A subresource served by its own handler on top of the parent's store.
+#[derive(Clone)]
+pub struct CustomSubresource {
+    pub name: &'static str,
+    /// Verbs listed in discovery and accepted.
+    pub verbs: &'static [&'static str],
+    /// (group, version, kind) of the subresource's body, for discovery
+    /// (`("", "v1", "Binding")`); empty group and version mean the parent's.
+    pub kind: (&'static str, &'static str, &'static str),
+    pub handler: SubresourceHandler,
+}
+
+impl CustomSubresource {
+    /// The legacy discovery entry of this subresource of `def`.
+    pub fn discovery_entry(&self, def: &ResourceDef) -> serde_json::Value {
+        let mut v = serde_json::json!({
+            "name": format!("{}/{}", def.resource, self.name),
+            "singularName": "",
+            "namespaced": def.namespaced,
+            "kind": self.kind.2,
+            "verbs": self.verbs,
+        });
+        if !self.kind.0.is_empty() || !self.kind.1.is_empty() {
+            if self.kind.0 != def.group || self.kind.1 != def.version {
+                v["group"] = self.kind.0.into();
+                v["version"] = self.kind.1.into();
+            }
+        }
+        v
+    }
 }
 
 /// See [`ResourceDef::unknown_fields`].
@@ -134,6 +192,7 @@ impl ResourceDef {
             return_deleted_object: false,
             name_column: true,
             unknown_fields: None,
+            custom_subresources: vec![],
             strategy: Arc::new(DefaultStrategy),
         }
     }
@@ -183,6 +242,18 @@ impl ResourceDef {
     /// Adds the scale subresource.
     pub fn with_scale(mut self) -> Self {
         self.subresources.push(Subresource::Scale);
+        self
+    }
+
+    /// Adds a subresource with its own handler.
+    pub fn with_custom_subresource(mut self, sub: CustomSubresource) -> Self {
+        self.custom_subresources.push(sub);
+        self
+    }
+
+    /// Adds several subresources with their own handlers.
+    pub fn with_custom_subresources(mut self, subs: Vec<CustomSubresource>) -> Self {
+        self.custom_subresources.extend(subs);
         self
     }
 

@@ -6,6 +6,7 @@ use crate::harness::TestCluster;
 /// `kubectl api-resources` rows (name, short names, apiVersion, namespaced,
 /// kind) kube-core serves, as upstream 1.33 lists them.
 const UPSTREAM_RESOURCES: &[(&str, &str, &str, &str, &str)] = &[
+    ("bindings", "", "v1", "true", "Binding"),
     ("componentstatuses", "cs", "v1", "false", "ComponentStatus"),
     ("configmaps", "cm", "v1", "true", "ConfigMap"),
     ("endpoints", "ep", "v1", "true", "Endpoints"),
@@ -680,4 +681,131 @@ async fn kubectl_scale_uses_the_scale_subresource() {
     assert_eq!(scale["group"], "autoscaling");
     assert_eq!(scale["version"], "v1");
     assert_eq!(scale["kind"], "Scale");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn binding_eviction_approval_and_kubelet_subresources() {
+    let c = TestCluster::start().await;
+    let http = c.http(crate::harness::Auth::AdminCert);
+    let pod = |name: &str| {
+        serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}]}})
+    };
+    for n in ["a", "b"] {
+        let r = http
+            .post(c.url("/api/v1/namespaces/default/pods"))
+            .json(&pod(n))
+            .send()
+            .await
+            .expect("create");
+        assert_eq!(r.status(), 201);
+    }
+    // pods/binding, as kube-scheduler binds.
+    let binding = serde_json::json!({"apiVersion": "v1", "kind": "Binding",
+        "metadata": {"name": "a"}, "target": {"apiVersion": "v1", "kind": "Node", "name": "node-1"}});
+    let r = http
+        .post(c.url("/api/v1/namespaces/default/pods/a/binding"))
+        .json(&binding)
+        .send()
+        .await
+        .expect("bind");
+    assert_eq!(r.status(), 201, "{}", r.text().await.unwrap_or_default());
+    let node = c
+        .kubectl_ok(&[
+            "get",
+            "pod",
+            "a",
+            "-o",
+            "jsonpath={.spec.nodeName} {.status.conditions[0].type}",
+        ])
+        .await;
+    assert_eq!(node, "node-1 PodScheduled");
+    // Binding again: 409.
+    let r = http
+        .post(c.url("/api/v1/namespaces/default/pods/a/binding"))
+        .json(&binding)
+        .send()
+        .await
+        .expect("bind");
+    let v = crate::harness::expect_status(r, 409, "Conflict").await;
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("pod a is already assigned to node \"node-1\""),
+        "{v}"
+    );
+    // The bindings resource.
+    let r = http
+        .post(c.url("/api/v1/namespaces/default/bindings"))
+        .json(&serde_json::json!({"apiVersion": "v1", "kind": "Binding",
+            "metadata": {"name": "b"}, "target": {"kind": "Node", "name": "node-2"}}))
+        .send()
+        .await
+        .expect("bind");
+    assert_eq!(r.status(), 201);
+    assert_eq!(
+        c.kubectl_ok(&["get", "pod", "b", "-o", "jsonpath={.spec.nodeName}"])
+            .await,
+        "node-2"
+    );
+
+    // Kubelet subresources answer with a clear error.
+    let (ok, _, err) = c.kubectl(&["logs", "a"]).await;
+    assert!(!ok);
+    assert!(err.contains("no connection to kubelets"), "{err}");
+
+    // pods/eviction deletes the pod (gracefully, as it is bound).
+    let r = http
+        .post(c.url("/api/v1/namespaces/default/pods/b/eviction"))
+        .json(
+            &serde_json::json!({"apiVersion": "policy/v1", "kind": "Eviction",
+            "metadata": {"name": "b"}, "deleteOptions": {"gracePeriodSeconds": 0}}),
+        )
+        .send()
+        .await
+        .expect("evict");
+    assert_eq!(r.status(), 201, "{}", r.text().await.unwrap_or_default());
+    let (ok, _, err) = c.kubectl(&["get", "pod", "b"]).await;
+    assert!(!ok && err.contains("NotFound"), "{err}");
+
+    // CSR approval: kubectl certificate approve.
+    let csr = r#"{"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+      "metadata": {"name": "req"},
+      "spec": {"request": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0K", "signerName": "example.com/signer", "usages": ["client auth"]}}"#;
+    let (ok, _, err) = c
+        .kubectl_stdin(&["create", "--validate=false", "-f", "-"], Some(csr))
+        .await;
+    assert!(ok, "{err}");
+    let t = c.kubectl_ok(&["get", "csr", "req"]).await;
+    assert!(t.contains("Pending"), "{t}");
+    // (kubectl certificate approve sends protobuf, not decoded yet: send
+    // the same update as JSON.)
+    let mut obj: serde_json::Value = http
+        .get(c.url("/apis/certificates.k8s.io/v1/certificatesigningrequests/req"))
+        .send()
+        .await
+        .expect("get")
+        .json()
+        .await
+        .expect("json");
+    obj["status"]["conditions"] = serde_json::json!([{"type": "Approved", "status": "True",
+        "reason": "KubectlApprove", "message": "This CSR was approved by kubectl certificate approve."}]);
+    obj["spec"]["signerName"] = serde_json::json!("ignored.example.com/changed");
+    let r = http
+        .put(c.url("/apis/certificates.k8s.io/v1/certificatesigningrequests/req/approval"))
+        .json(&obj)
+        .send()
+        .await
+        .expect("approve");
+    assert_eq!(r.status(), 200, "{}", r.text().await.unwrap_or_default());
+    let signer = c
+        .kubectl_ok(&["get", "csr", "req", "-o", "jsonpath={.spec.signerName}"])
+        .await;
+    assert_eq!(
+        signer, "example.com/signer",
+        "approval changes only conditions"
+    );
+    let t = c.kubectl_ok(&["get", "csr", "req"]).await;
+    assert!(t.contains("Approved"), "{t}");
 }

@@ -301,6 +301,44 @@ impl RestRequest<'_> {
     }
 }
 
+async fn serve_custom(
+    rest: &RestRequest<'_>,
+    sub: &crate::registry::resource::CustomSubresource,
+    req: Request,
+) -> Result<Response, ApiError> {
+    let def = &rest.store.def;
+    let info = rest.info;
+    // kubectl's connect verbs arrive as get/create on the subresource.
+    if !sub.verbs.contains(&info.verb.as_str()) && !sub.verbs.contains(&"*") {
+        return Err(ApiError::method_not_supported(
+            def.group_resource(),
+            &info.verb,
+        ));
+    }
+    let namespace = if def.namespaced {
+        info.namespace.as_str()
+    } else {
+        ""
+    };
+    let ctx = rest.write_context("CreateOptions")?;
+    let bytes = read_body(req).await?;
+    let body = if bytes.iter().all(u8::is_ascii_whitespace) {
+        Value::Null
+    } else {
+        decode_json(&bytes)?
+    };
+    let (code, value) = (sub.handler)(crate::registry::resource::SubresourceCall {
+        store: rest.store,
+        namespace,
+        name: &info.name,
+        verb: &info.verb,
+        body,
+        ctx,
+    })
+    .await?;
+    Ok(json_response(code, &value, rest.query.flag("pretty")))
+}
+
 /// Serves one resource request against its store.
 pub async fn serve(store: &Store, info: &RequestInfo, req: Request) -> Response {
     let user = req.extensions().get::<UserInfo>().cloned();
@@ -319,6 +357,14 @@ pub async fn serve(store: &Store, info: &RequestInfo, req: Request) -> Response 
 async fn dispatch(rest: &RestRequest<'_>, req: Request) -> Result<Response, ApiError> {
     let def = &rest.store.def;
     let info = rest.info;
+    // Subresources with their own handlers.
+    if let Some(sub) = def
+        .custom_subresources
+        .iter()
+        .find(|s| !info.name.is_empty() && s.name == info.subresource)
+    {
+        return serve_custom(rest, sub, req).await;
+    }
     // Subresources: only those declared are served.
     if !info.subresource.is_empty() {
         let known = def
