@@ -157,7 +157,147 @@ impl AllocatingServiceStrategy {
     }
 }
 
+/// The cluster IPs and node ports a Service holds.
+fn held(obj: &Value) -> (Vec<IpAddr>, Vec<i64>) {
+    let ips = obj
+        .pointer("/spec/clusterIPs")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter_map(|s| s.parse::<IpAddr>().ok())
+        .collect();
+    let ports = obj
+        .pointer("/spec/ports")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p.get("nodePort").and_then(Value::as_i64))
+        .filter(|p| *p != 0)
+        .collect();
+    (ips, ports)
+}
+
+impl AllocatingServiceStrategy {
+    /// Allocates what an updated Service needs and its old state did not
+    /// hold; on error, releases what this call took.
+    async fn allocate_changes(&self, new: &mut Value, old: &Value) -> Result<(), ApiError> {
+        let (old_ips, old_ports) = held(old);
+        let spec = new.get("spec").cloned().unwrap_or(Value::Null);
+        let ty = spec
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("ClusterIP");
+        let ip = spec.get("clusterIP").and_then(Value::as_str).unwrap_or("");
+        let mut took_ip = None;
+        if ty != "ExternalName" && ip != "None" {
+            let needs = ip.is_empty() || ip.parse::<IpAddr>().is_ok_and(|a| !old_ips.contains(&a));
+            if needs {
+                if ip.is_empty() {
+                    if let Some(Value::Object(s)) = new.get_mut("spec") {
+                        s.remove("clusterIPs");
+                    }
+                }
+                took_ip = self.allocate_ip(new).await?;
+            }
+        }
+        if wants_node_ports(&spec) {
+            let mut taken = Vec::new();
+            let count = spec
+                .get("ports")
+                .and_then(Value::as_array)
+                .map(Vec::len)
+                .unwrap_or(0);
+            for i in 0..count {
+                let requested = new
+                    .pointer(&format!("/spec/ports/{i}/nodePort"))
+                    .and_then(Value::as_i64)
+                    .filter(|p| *p != 0);
+                let result = match requested {
+                    Some(p) if old_ports.contains(&p) => continue,
+                    Some(p) => self.ports.allocate_specific(p).await.map(|_| p),
+                    None => self.ports.allocate_next().await,
+                };
+                match result {
+                    Ok(p) => {
+                        taken.push(p);
+                        if let Some(Value::Object(port)) =
+                            new.pointer_mut(&format!("/spec/ports/{i}"))
+                        {
+                            port.insert("nodePort".into(), json!(p));
+                        }
+                    }
+                    Err(e) => {
+                        for p in taken {
+                            self.ports.release(p).await;
+                        }
+                        if let Some(a) = took_ip {
+                            self.ips.release(a).await;
+                        }
+                        let path = FieldPath::new("spec")
+                            .child("ports")
+                            .index(i)
+                            .child("nodePort");
+                        let detail = match e {
+                            PortError::NotInRange(r) => format!(
+                                "provided port is not in the valid range. The range of valid ports is {r}"
+                            ),
+                            PortError::Allocated => "provided port is already allocated".to_string(),
+                            PortError::Full => {
+                                return Err(ApiError::internal("failed to allocate a nodePort: range is full"))
+                            }
+                            PortError::Storage(s) => {
+                                return Err(ApiError::internal(format!("failed to allocate a nodePort: {s}")))
+                            }
+                        };
+                        return Err(invalid(
+                            new,
+                            FieldError::invalid(path, json!(requested.unwrap_or(0)), detail),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Releases what `from` holds and `keep` does not.
+    async fn release_difference(&self, from: &Value, keep: &Value) {
+        let (ips, ports) = held(from);
+        let (keep_ips, keep_ports) = held(keep);
+        for ip in ips.into_iter().filter(|i| !keep_ips.contains(i)) {
+            self.ips.release(ip).await;
+        }
+        for p in ports.into_iter().filter(|p| !keep_ports.contains(p)) {
+            self.ports.release(p).await;
+        }
+    }
+}
+
 impl Strategy for AllocatingServiceStrategy {
+    fn allocate_update<'a>(
+        &'a self,
+        new: &'a mut Value,
+        old: &'a Value,
+    ) -> BoxFuture<'a, Result<(), ApiError>> {
+        Box::pin(self.allocate_changes(new, old))
+    }
+
+    fn release_update<'a>(
+        &'a self,
+        new: &'a Value,
+        old: &'a Value,
+        committed: bool,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            if committed {
+                self.release_difference(old, new).await;
+            } else {
+                self.release_difference(new, old).await;
+            }
+        })
+    }
+
     fn prepare_for_create(&self, obj: &mut Value) {
         ServiceStrategy.prepare_for_create(obj)
     }

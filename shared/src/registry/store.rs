@@ -455,8 +455,19 @@ impl Store {
                     Err(e) => return Err(storage_error(e)),
                 }
             }
-            let bytes = self.encode(&mut new)?;
-            match self.storage.update(&key, kv.mod_revision, bytes).await {
+            self.def.strategy.allocate_update(&mut new, &old).await?;
+            let written = match self.encode(&mut new) {
+                Ok(bytes) => self.storage.update(&key, kv.mod_revision, bytes).await,
+                Err(e) => {
+                    self.def.strategy.release_update(&new, &old, false).await;
+                    return Err(e);
+                }
+            };
+            self.def
+                .strategy
+                .release_update(&new, &old, written.is_ok())
+                .await;
+            match written {
                 Ok(rev) => {
                     meta::set(&mut new, "resourceVersion", Value::String(rev.to_string()));
                     return Ok(new);

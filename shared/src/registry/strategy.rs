@@ -65,6 +65,28 @@ pub trait Strategy: Send + Sync {
         Box::pin(async { Ok(()) })
     }
 
+    /// Like [`Strategy::allocate`] for an update that is about to be
+    /// written (e.g. node ports when a Service becomes `NodePort`).
+    fn allocate_update<'a>(
+        &'a self,
+        _new: &'a mut Value,
+        _old: &'a Value,
+    ) -> BoxFuture<'a, Result<(), ApiError>> {
+        Box::pin(async { Ok(()) })
+    }
+
+    /// After an update's write: when `committed`, releases what `old` held
+    /// and `new` no longer does; otherwise releases what
+    /// [`Strategy::allocate_update`] took for `new`.
+    fn release_update<'a>(
+        &'a self,
+        _new: &'a Value,
+        _old: &'a Value,
+        _committed: bool,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
+
     /// Releases what [`Strategy::allocate`] took, once the object is gone
     /// from storage (or its create failed).
     fn release<'a>(&'a self, _obj: &'a Value) -> BoxFuture<'a, ()> {

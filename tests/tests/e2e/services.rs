@@ -156,6 +156,63 @@ async fn two_kube_cores_never_assign_one_cluster_ip_twice() {
         "{v}"
     );
 
+    // Changing the type allocates and releases node ports.
+    c.kubectl_ok(&[
+        "patch",
+        "svc",
+        "s3",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"type":"NodePort"}}"#,
+    ])
+    .await;
+    let np = c
+        .kubectl_ok(&[
+            "get",
+            "svc",
+            "s3",
+            "-o",
+            "jsonpath={.spec.ports[0].nodePort}",
+        ])
+        .await;
+    let np: i64 = np
+        .parse()
+        .unwrap_or_else(|_| panic!("nodePort after type change: {np:?}"));
+    assert!(!node_ports.contains(&np), "{np} was already taken");
+    c.kubectl_ok(&[
+        "patch",
+        "svc",
+        "s3",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"type":"ClusterIP"}}"#,
+    ])
+    .await;
+    let np_after = c
+        .kubectl_ok(&[
+            "get",
+            "svc",
+            "s3",
+            "-o",
+            "jsonpath={.spec.ports[0].nodePort}",
+        ])
+        .await;
+    assert_eq!(np_after, "", "nodePort dropped with the type");
+    let r = http
+        .post(format!("{}/api/v1/namespaces/default/services", urls[0]))
+        .json(
+            &json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "reuse"},
+            "spec": {"type": "NodePort", "ports": [{"port": 80, "nodePort": np}]}}),
+        )
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(
+        r.status().as_u16(),
+        201,
+        "released port {np} can be taken again"
+    );
+
     // Deleting releases: the address can be asked for again.
     c.kubectl_ok(&["delete", "svc", "s1", "-n", "default"])
         .await;
@@ -164,7 +221,7 @@ async fn two_kube_cores_never_assign_one_cluster_ip_twice() {
         .await
         .lines()
         .count();
-    assert_eq!(released, 200);
+    assert_eq!(released, 201, "s1 released, reuse added");
     let s0 = c
         .kubectl_ok(&[
             "get",
