@@ -77,6 +77,17 @@ pub fn build(
         let checker = spec.clone();
         let (g, v, k) = (def.group.clone(), def.version.clone(), def.kind.clone());
         def = def.with_unknown_fields(Arc::new(move |obj| checker.unknown_fields(&g, &v, &k, obj)));
+        if let Some(root) = spec.schema_ref(&def.group, &def.version, &def.kind) {
+            let smp = spec.clone();
+            def = def.with_strategic_merge(Arc::new(move |old, patch| {
+                shared::endpoints::handlers::strategic_merge::apply(
+                    old,
+                    patch,
+                    &root,
+                    smp.components(),
+                )
+            }));
+        }
         if def.group.is_empty() && def.resource == "services" {
             if let Some(s) = services.take() {
                 def = def.strategy(s);

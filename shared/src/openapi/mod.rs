@@ -536,6 +536,13 @@ impl OpenApi {
         unknown::unknown_fields(obj, &root, &self.components)
     }
 
+    /// `{"$ref": ...}` to a served kind's schema.
+    pub fn schema_ref(&self, group: &str, version: &str, kind: &str) -> Option<Value> {
+        self.kinds
+            .get(&(group.to_string(), version.to_string(), kind.to_string()))
+            .map(|name| json!({"$ref": format!("#/components/schemas/{name}")}))
+    }
+
     /// The component schemas, by name.
     pub fn components(&self) -> &Map<String, Value> {
         &self.components

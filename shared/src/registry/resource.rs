@@ -109,8 +109,18 @@ pub struct ResourceDef {
     /// Subresources with their own behaviour (`pods/binding`,
     /// `pods/eviction`, kubelet-backed ones), served before the generic ones.
     pub custom_subresources: Vec<CustomSubresource>,
+    /// Applies a strategic merge patch (original, patch) with the kind's
+    /// merge keys; `None` applies it as a JSON merge patch.
+    pub strategic_merge: Option<StrategicMerge>,
     pub strategy: Arc<dyn Strategy>,
 }
+
+/// See [`ResourceDef::strategic_merge`].
+pub type StrategicMerge = Arc<
+    dyn Fn(&serde_json::Value, &serde_json::Value) -> Result<serde_json::Value, String>
+        + Send
+        + Sync,
+>;
 
 /// One call of a [`CustomSubresource`].
 pub struct SubresourceCall<'a> {
@@ -193,6 +203,7 @@ impl ResourceDef {
             name_column: true,
             unknown_fields: None,
             custom_subresources: vec![],
+            strategic_merge: None,
             strategy: Arc::new(DefaultStrategy),
         }
     }
@@ -236,6 +247,12 @@ impl ResourceDef {
     /// Sets the verbs (e.g. only `create` for review resources).
     pub fn verbs(mut self, verbs: &[&str]) -> Self {
         self.verbs = verbs.iter().map(|s| s.to_string()).collect();
+        self
+    }
+
+    /// Sets how strategic merge patches are applied.
+    pub fn with_strategic_merge(mut self, f: StrategicMerge) -> Self {
+        self.strategic_merge = Some(f);
         self
     }
 

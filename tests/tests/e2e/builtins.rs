@@ -586,6 +586,42 @@ async fn explain_and_field_validation_use_the_openapi_documents() {
         .await;
     assert!(out.0 && out.1.contains("unchanged"), "{out:?}");
 
+    // A changed apply is a strategic merge patch: containers merge by name
+    // (the port stays), no patch directive is stored.
+    let changed = DEPLOYMENT.replace("nginx:1.27", "nginx:1.28");
+    let out = c.kubectl_stdin(&["apply", "-f", "-"], Some(&changed)).await;
+    assert!(out.0 && out.1.contains("configured"), "{out:?}");
+    let json = c
+        .kubectl_ok(&["get", "deployment", "web", "-o", "json"])
+        .await;
+    assert!(!json.contains("$setElementOrder"), "{json}");
+    let d: serde_json::Value = serde_json::from_str(&json).expect("json");
+    let containers = &d["spec"]["template"]["spec"]["containers"];
+    assert_eq!(containers[0]["image"], "nginx:1.28", "{containers}");
+    assert_eq!(
+        containers[0]["ports"][0]["containerPort"], 80,
+        "{containers}"
+    );
+    // kubectl patch (strategic by default) adds a container by name.
+    c.kubectl_ok(&[
+        "patch",
+        "deployment",
+        "web",
+        "-p",
+        r#"{"spec":{"template":{"spec":{"containers":[{"name":"sidecar","image":"busybox"}]}}}}"#,
+    ])
+    .await;
+    let names = c
+        .kubectl_ok(&[
+            "get",
+            "deployment",
+            "web",
+            "-o",
+            "jsonpath={.spec.template.spec.containers[*].name}",
+        ])
+        .await;
+    assert_eq!(names, "nginx sidecar");
+
     // /openapi/v3 lists group versions with hashes; the hashed URL is immutable.
     let http = c.http(crate::harness::Auth::AdminCert);
     let root: serde_json::Value = http

@@ -8,6 +8,7 @@ mod create;
 mod delete;
 mod read;
 mod scale;
+pub mod strategic_merge;
 mod update;
 pub mod watch;
 

@@ -93,8 +93,18 @@ pub async fn patch(
                 Ok(doc)
             })
         }
-        // Strategic merge patch is applied with merge-patch semantics until the
-        // schema engine provides merge keys.
+        // Strategic merge patch with the kind's merge keys when declared,
+        // else with merge-patch semantics.
+        BodyFormat::StrategicMergePatch if rest.store.def.strategic_merge.is_some() => {
+            if !patch_doc.is_object() {
+                return Err(ApiError::bad_request("the patch must be a JSON object"));
+            }
+            let smp = rest.store.def.strategic_merge.clone();
+            Box::new(move |old: &Value| match &smp {
+                Some(f) => f(old, &patch_doc).map_err(ApiError::bad_request),
+                None => Ok(old.clone()),
+            })
+        }
         BodyFormat::MergePatch | BodyFormat::StrategicMergePatch => {
             if !patch_doc.is_object() {
                 return Err(ApiError::bad_request("the patch must be a JSON object"));
