@@ -97,6 +97,9 @@ pub fn build(
     }
     authentication_v1::register(&mut groups);
     subresources::register_bindings(&mut groups);
+    if let Some(pdbs) = groups.lookup("policy", "v1", "poddisruptionbudgets") {
+        let _ = subresources::PDB_STORE.set(pdbs.clone());
+    }
     (groups, spec)
 }
 

@@ -15,6 +15,138 @@ use shared::storage::StorageError;
 
 const MAX_ATTEMPTS: usize = 16;
 
+/// The PodDisruptionBudget store eviction consults, set once at start by
+/// [`super::build`] (declarations are built before stores exist).
+pub static PDB_STORE: std::sync::OnceLock<Arc<Store>> = std::sync::OnceLock::new();
+
+fn refuse_eviction(cause: String) -> ApiError {
+    let mut e = ApiError::too_many_requests(
+        "Cannot evict pod as it would violate the pod's disruption budget.",
+        10,
+    );
+    if let Some(d) = e.details.as_mut() {
+        d.causes.push(shared::endpoints::status::StatusCause {
+            reason: "DisruptionBudget".into(),
+            message: cause,
+            field: String::new(),
+        });
+    }
+    e
+}
+
+/// upstream's eviction check: the one PodDisruptionBudget selecting the pod
+/// must allow a disruption, which is then taken from its status. Finished
+/// and pending pods are not protected.
+async fn check_disruption_budget(pod: &Value, dry_run: bool) -> Result<(), ApiError> {
+    let phase = pod
+        .pointer("/status/phase")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if matches!(phase, "Succeeded" | "Failed" | "Pending") {
+        return Ok(());
+    }
+    let Some(pdbs) = PDB_STORE.get() else {
+        return Ok(());
+    };
+    let namespace = pod
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let pod_name = pod
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let labels = pod
+        .pointer("/metadata/labels")
+        .cloned()
+        .unwrap_or(json!({}));
+    let list = pdbs.list(namespace, &Default::default()).await?;
+    let matching: Vec<&Value> = list
+        .items
+        .iter()
+        .filter(|p| {
+            p.pointer("/spec/selector")
+                .filter(|s| !s.is_null())
+                .is_some_and(|s| super::workloads::selector_matches(s, &labels))
+        })
+        .collect();
+    if matching.len() > 1 {
+        return Err(ApiError::internal(
+            "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.",
+        ));
+    }
+    let Some(pdb) = matching.first() else {
+        return Ok(());
+    };
+    let pdb_name = pdb
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let generation = pdb
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    let observed = pdb
+        .pointer("/status/observedGeneration")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    if observed < generation {
+        return Err(refuse_eviction(format!(
+            "The disruption budget {pdb_name} is still being processed by the server."
+        )));
+    }
+    let allowed = pdb
+        .pointer("/status/disruptionsAllowed")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    if allowed < 0 {
+        return Err(ApiError::forbidden(
+            GroupResource {
+                group: "",
+                resource: "pods",
+            },
+            pod_name,
+            "pdb disruptions allowed is negative",
+        ));
+    }
+    if allowed == 0 {
+        let desired = pdb
+            .pointer("/status/desiredHealthy")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        let current = pdb
+            .pointer("/status/currentHealthy")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        return Err(refuse_eviction(format!(
+            "The disruption budget {pdb_name} needs {desired} healthy pods and has {current} currently"
+        )));
+    }
+    let now = shared::registry::meta::now_rfc3339();
+    guaranteed_update(pdbs, namespace, &pdb_name, dry_run, |p| {
+        let allowed = p
+            .pointer("/status/disruptionsAllowed")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        if allowed <= 0 {
+            return Err(refuse_eviction(format!(
+                "The disruption budget {pdb_name} does not allow more disruptions"
+            )));
+        }
+        if let Some(Value::Object(st)) = p.get_mut("status") {
+            st.insert("disruptionsAllowed".into(), json!(allowed - 1));
+            let dp = st.entry("disruptedPods").or_insert_with(|| json!({}));
+            if let Value::Object(dp) = dp {
+                dp.insert(pod_name.to_string(), json!(now));
+            }
+        }
+        Ok(())
+    })
+    .await?;
+    Ok(())
+}
+
 /// Reads the object, lets `change` modify it, and writes it back with
 /// compare-and-swap, retrying on concurrent writes (upstream's
 /// `GuaranteedUpdate`). Used where the kind's own update rules (such as
@@ -207,6 +339,8 @@ fn eviction_subresource() -> CustomSubresource {
                     propagation_policy: None,
                     dry_run: call.ctx.dry_run,
                 };
+                let pod = call.store.get(call.namespace, call.name).await?;
+                check_disruption_budget(&pod, call.ctx.dry_run).await?;
                 call.store
                     .delete(call.namespace, call.name, &delete, &call.ctx)
                     .await?;

@@ -724,7 +724,7 @@ async fn binding_eviction_approval_and_kubelet_subresources() {
     let c = TestCluster::start().await;
     let http = c.http(crate::harness::Auth::AdminCert);
     let pod = |name: &str| {
-        serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+        serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": {"app": name}},
             "spec": {"containers": [{"name": "c", "image": "busybox"}]}})
     };
     for n in ["a", "b"] {
@@ -791,6 +791,48 @@ async fn binding_eviction_approval_and_kubelet_subresources() {
     assert!(!ok);
     assert!(err.contains("no connection to kubelets"), "{err}");
 
+    // A PodDisruptionBudget protects a running pod: 429 until its status
+    // allows a disruption, which the eviction then takes.
+    let r = http
+        .patch(c.url("/api/v1/namespaces/default/pods/b/status"))
+        .header("Content-Type", "application/merge-patch+json")
+        .body(r#"{"status":{"phase":"Running"}}"#)
+        .send()
+        .await
+        .expect("status");
+    assert_eq!(r.status(), 200);
+    let pdb = r#"{"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "pdb", "namespace": "default"},
+      "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "b"}}}}"#;
+    let (ok, _, err) = c
+        .kubectl_stdin(&["create", "--validate=false", "-f", "-"], Some(pdb))
+        .await;
+    assert!(ok, "{err}");
+    let evict = serde_json::json!({"apiVersion": "policy/v1", "kind": "Eviction",
+        "metadata": {"name": "b"}, "deleteOptions": {"gracePeriodSeconds": 0}});
+    let r = http
+        .post(c.url("/api/v1/namespaces/default/pods/b/eviction"))
+        .json(&evict)
+        .send()
+        .await
+        .expect("evict");
+    let v = crate::harness::expect_status(r, 429, "TooManyRequests").await;
+    assert_eq!(
+        v["message"], "Cannot evict pod as it would violate the pod's disruption budget.",
+        "{v}"
+    );
+    assert_eq!(
+        v["details"]["causes"][0]["reason"], "DisruptionBudget",
+        "{v}"
+    );
+    let r = http
+        .patch(c.url("/apis/policy/v1/namespaces/default/poddisruptionbudgets/pdb/status"))
+        .header("Content-Type", "application/merge-patch+json")
+        .body(r#"{"status":{"observedGeneration":1,"disruptionsAllowed":1,"currentHealthy":2,"desiredHealthy":1,"expectedPods":2}}"#)
+        .send()
+        .await
+        .expect("status");
+    assert_eq!(r.status(), 200);
+
     // pods/eviction deletes the pod (gracefully, as it is bound).
     let r = http
         .post(c.url("/api/v1/namespaces/default/pods/b/eviction"))
@@ -804,6 +846,16 @@ async fn binding_eviction_approval_and_kubelet_subresources() {
     assert_eq!(r.status(), 201, "{}", r.text().await.unwrap_or_default());
     let (ok, _, err) = c.kubectl(&["get", "pod", "b"]).await;
     assert!(!ok && err.contains("NotFound"), "{err}");
+    let left = c
+        .kubectl_ok(&[
+            "get",
+            "pdb",
+            "pdb",
+            "-o",
+            "jsonpath={.status.disruptionsAllowed}",
+        ])
+        .await;
+    assert_eq!(left, "0");
 
     // CSR approval: kubectl certificate approve.
     let csr = r#"{"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
