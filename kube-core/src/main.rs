@@ -40,6 +40,10 @@ struct Options {
     /// CIDR range from which ClusterIPs are assigned to Services.
     #[arg(long, default_value = "10.96.0.0/12")]
     service_cluster_ip_range: String,
+    /// PEM private key (ECDSA P-256 or RSA) signing service account tokens
+    /// (`serviceaccounts/<name>/token`); without it TokenRequest is not served.
+    #[arg(long)]
+    service_account_signing_key_file: Option<std::path::PathBuf>,
     /// Port range reserved for NodePort Services.
     #[arg(long, default_value = "30000-32767")]
     service_node_port_range: String,
@@ -68,7 +72,27 @@ async fn main() -> anyhow::Result<()> {
         ips: ips.clone(),
         ports: allocators::NodePortAllocator::new(storage.clone(), &prefix, node_ports),
     };
-    let (groups, openapi) = resources::build(&storage, &prefix, &admission, services);
+    let tokens = match &opts.service_account_signing_key_file {
+        Some(path) => {
+            let pem = std::fs::read(path)
+                .map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
+            let issuer = opts
+                .authentication
+                .service_account_issuer
+                .first()
+                .cloned()
+                .unwrap_or_default();
+            let signer =
+                shared::authentication::service_account::TokenSigner::from_pem(&pem, &issuer)
+                    .map_err(|e| anyhow::anyhow!("--service-account-signing-key-file: {e}"))?;
+            Some(resources::TokenIssuing {
+                signer: Arc::new(signer),
+                audiences: opts.authentication.audiences(),
+            })
+        }
+        None => None,
+    };
+    let (groups, openapi) = resources::build(&storage, &prefix, &admission, services, tokens);
     let delegate = Delegate::from_options(&opts.delegation)?;
     let address = shared::server::listen_address(&opts.serving, DEFAULT_PORT).to_string();
     let mut api = ApiServer::new(groups, delegate, address);

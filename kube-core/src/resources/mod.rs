@@ -61,6 +61,13 @@ pub fn definitions() -> Vec<ResourceDef> {
     defs
 }
 
+/// How `serviceaccounts/<name>/token` signs tokens.
+pub struct TokenIssuing {
+    pub signer: Arc<shared::authentication::service_account::TokenSigner>,
+    /// Audiences of tokens that ask for none (`--api-audiences`).
+    pub audiences: Vec<String>,
+}
+
 /// Builds the stores of every declared resource; Services allocate with
 /// `services` (cluster IPs and node ports).
 pub fn build(
@@ -68,6 +75,7 @@ pub fn build(
     prefix: &str,
     admission: &AdmissionChain,
     services: crate::allocators::AllocatingServiceStrategy,
+    tokens: Option<TokenIssuing>,
 ) -> (GroupSet, Arc<shared::openapi::OpenApi>) {
     let mut groups = GroupSet::default();
     let mut services = Some(services);
@@ -87,6 +95,14 @@ pub fn build(
                     smp.components(),
                 )
             }));
+        }
+        if def.group.is_empty() && def.resource == "serviceaccounts" {
+            if let Some(t) = &tokens {
+                def = def.with_custom_subresource(subresources::token_subresource(
+                    t.signer.clone(),
+                    t.audiences.clone(),
+                ));
+            }
         }
         if def.group.is_empty() && def.resource == "services" {
             if let Some(s) = services.take() {

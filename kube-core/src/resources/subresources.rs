@@ -561,6 +561,131 @@ pub fn register_bindings(groups: &mut shared::endpoints::discovery::GroupSet) {
     );
 }
 
+/// `serviceaccounts/<name>/token` (TokenRequest): a signed JWT for the
+/// service account, accepted by the service account token authenticator.
+pub fn token_subresource(
+    signer: Arc<shared::authentication::service_account::TokenSigner>,
+    audiences: Vec<String>,
+) -> CustomSubresource {
+    CustomSubresource {
+        name: "token",
+        verbs: &["create"],
+        kind: ("authentication.k8s.io", "v1", "TokenRequest"),
+        handler: Arc::new(move |call: SubresourceCall<'_>| {
+            let signer = signer.clone();
+            let audiences = audiences.clone();
+            Box::pin(async move {
+                let sa = call.store.get(call.namespace, call.name).await?;
+                let mut spec = call.body.get("spec").cloned().unwrap_or_else(|| json!({}));
+                if !spec.is_object() {
+                    spec = json!({});
+                }
+                let auds: Vec<String> = match spec.get("audiences").and_then(Value::as_array) {
+                    Some(a) if !a.is_empty() => a
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect(),
+                    _ => audiences.clone(),
+                };
+                let exp_secs = spec
+                    .get("expirationSeconds")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(3600);
+                let path = "spec.expirationSeconds";
+                if exp_secs < 600 {
+                    let err = shared::registry::validation::FieldError::invalid(
+                        path,
+                        json!(exp_secs),
+                        "may not specify a duration less than 10 minutes",
+                    );
+                    return Err(ApiError::invalid(
+                        "authentication.k8s.io",
+                        "TokenRequest",
+                        call.name,
+                        &[err],
+                    ));
+                }
+                if exp_secs > 1 << 32 {
+                    let err = shared::registry::validation::FieldError::invalid(
+                        path,
+                        json!(exp_secs),
+                        "may not specify a duration larger than 2^32 seconds",
+                    );
+                    return Err(ApiError::invalid(
+                        "authentication.k8s.io",
+                        "TokenRequest",
+                        call.name,
+                        &[err],
+                    ));
+                }
+                let now = jiff::Timestamp::now().as_second();
+                let sa_uid = sa
+                    .pointer("/metadata/uid")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                let mut k8s = json!({
+                    "namespace": call.namespace,
+                    "serviceaccount": {"name": call.name, "uid": sa_uid},
+                });
+                if let Some(bound) = spec.get("boundObjectRef").filter(|b| b.is_object()) {
+                    let kind = bound.get("kind").and_then(Value::as_str).unwrap_or("");
+                    let field = match kind {
+                        "Pod" => "pod",
+                        "Secret" => "secret",
+                        "Node" => "node",
+                        other => {
+                            let err = shared::registry::validation::FieldError::not_supported(
+                                "spec.boundObjectRef.kind",
+                                json!(other),
+                                &["Node", "Pod", "Secret"],
+                            );
+                            return Err(ApiError::invalid(
+                                "authentication.k8s.io",
+                                "TokenRequest",
+                                call.name,
+                                &[err],
+                            ));
+                        }
+                    };
+                    k8s[field] = json!({
+                        "name": bound.get("name").cloned().unwrap_or(json!("")),
+                        "uid": bound.get("uid").cloned().unwrap_or(json!("")),
+                    });
+                }
+                let claims = json!({
+                    "aud": auds,
+                    "exp": now + exp_secs,
+                    "iat": now,
+                    "nbf": now,
+                    "jti": uuid::Uuid::new_v4().to_string(),
+                    "sub": format!("system:serviceaccount:{}:{}", call.namespace, call.name),
+                    "kubernetes.io": k8s,
+                });
+                let token = signer.sign(claims).map_err(ApiError::internal)?;
+                let expires = jiff::Timestamp::from_second(now + exp_secs)
+                    .map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
+                    .unwrap_or_default();
+                spec["audiences"] = json!(auds);
+                spec["expirationSeconds"] = json!(exp_secs);
+                if spec.get("boundObjectRef").is_none() {
+                    spec["boundObjectRef"] = Value::Null;
+                }
+                Ok((
+                    201,
+                    json!({
+                        "kind": "TokenRequest",
+                        "apiVersion": "authentication.k8s.io/v1",
+                        "metadata": {"name": call.name, "namespace": call.namespace, "creationTimestamp": null},
+                        "spec": spec,
+                        "status": {"token": token, "expirationTimestamp": expires},
+                    }),
+                ))
+            })
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
