@@ -184,9 +184,13 @@ pub fn tier_args(tier: Tier, pki: &Pki, ports: &Ports, extra: &[String]) -> Vec<
     ];
     args.push("--etcd-servers".into());
     args.push(format!("http://127.0.0.1:{}", ports.etcd_client));
+    args.push("--service-account-key-file".into());
+    args.push(path(&pki.service_account_key));
     if tier == Tier::KubeCore {
         args.push("--service-cluster-ip-range".into());
         args.push("10.96.0.0/12".into());
+        args.push("--service-account-signing-key-file".into());
+        args.push(path(&pki.service_account_key));
     }
     if let Some(next) = tier.delegate() {
         args.extend([

@@ -87,6 +87,9 @@ pub struct Pki {
     pub tokens_file: PathBuf,
     /// The bearer token from `tokens.csv` (user `admin`, group `system:masters`).
     pub admin_token: String,
+    /// Key signing (kube-core) and verifying (all tiers) service account
+    /// tokens (`--service-account-signing-key-file`, `--service-account-key-file`).
+    pub service_account_key: PathBuf,
 }
 
 impl Pki {
@@ -112,6 +115,7 @@ impl Pki {
             admin_key: p("admin.key"),
             tokens_file: p("tokens.csv"),
             admin_token: String::new(),
+            service_account_key: p("sa.key"),
         }
     }
 }
@@ -164,6 +168,14 @@ pub fn ensure(dir: &Path) -> anyhow::Result<Pki> {
     )?;
 
     pki.admin_token = ensure_tokens(&pki.tokens_file)?;
+    if !pki.service_account_key.exists() {
+        let key = rcgen::KeyPair::generate().context("generating the service account key")?;
+        write_file(
+            &pki.service_account_key,
+            key.serialize_pem().as_bytes(),
+            0o600,
+        )?;
+    }
     Ok(pki)
 }
 

@@ -238,6 +238,9 @@ mod tests {
             requestheader_uid_headers: vec![],
             requestheader_group_headers: vec!["X-Remote-Group".into()],
             requestheader_extra_headers_prefix: vec!["X-Remote-Extra-".into()],
+            service_account_key_file: vec![],
+            service_account_issuer: vec![],
+            api_audiences: vec![],
         };
         let data = authentication_configmap_data(&opts).unwrap();
         assert_eq!(data["client-ca-file"], "PEM");

@@ -2,6 +2,7 @@
 //! and delegates API groups it does not own to the extensions tier.
 
 mod admission;
+mod allocators;
 mod bootstrap;
 mod controllers;
 mod resources;
@@ -45,6 +46,10 @@ struct Options {
     /// Memory budget of each resource's watch cache; beyond it reads go to etcd.
     #[arg(long, default_value_t = shared::registry::cached::DEFAULT_CACHE_BUDGET)]
     watch_cache_max_bytes_per_resource: usize,
+    /// PEM private key (ECDSA P-256 or RSA) signing service account tokens
+    /// (`serviceaccounts/<name>/token`); without it TokenRequest is not served.
+    #[arg(long)]
+    service_account_signing_key_file: Option<std::path::PathBuf>,
     /// Port range reserved for NodePort Services.
     #[arg(long, default_value = "30000-32767")]
     service_node_port_range: String,
@@ -64,7 +69,36 @@ async fn main() -> anyhow::Result<()> {
             prefix: prefix.clone(),
         },
     )]);
-    let mut groups = resources::build(&storage, &prefix, &admission);
+    let cidr = allocators::ServiceCidr::parse(&opts.service_cluster_ip_range)
+        .map_err(|e| anyhow::anyhow!("--service-cluster-ip-range: {e}"))?;
+    let node_ports = allocators::PortRange::parse(&opts.service_node_port_range)
+        .map_err(|e| anyhow::anyhow!("--service-node-port-range: {e}"))?;
+    let ips = allocators::ClusterIpAllocator::new(storage.clone(), &prefix, cidr);
+    let services = allocators::AllocatingServiceStrategy {
+        ips: ips.clone(),
+        ports: allocators::NodePortAllocator::new(storage.clone(), &prefix, node_ports),
+    };
+    let tokens = match &opts.service_account_signing_key_file {
+        Some(path) => {
+            let pem = std::fs::read(path)
+                .map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
+            let issuer = opts
+                .authentication
+                .service_account_issuer
+                .first()
+                .cloned()
+                .unwrap_or_default();
+            let signer =
+                shared::authentication::service_account::TokenSigner::from_pem(&pem, &issuer)
+                    .map_err(|e| anyhow::anyhow!("--service-account-signing-key-file: {e}"))?;
+            Some(resources::TokenIssuing {
+                signer: Arc::new(signer),
+                audiences: opts.authentication.audiences(),
+            })
+        }
+        None => None,
+    };
+    let (mut groups, openapi) = resources::build(&storage, &prefix, &admission, services, tokens);
     if opts.watch_cache {
         groups.enable_watch_caches(opts.watch_cache_max_bytes_per_resource);
     }
@@ -74,6 +108,7 @@ async fn main() -> anyhow::Result<()> {
     let delegate = Delegate::from_options(&opts.delegation)?;
     let address = shared::server::listen_address(&opts.serving, DEFAULT_PORT).to_string();
     let mut api = ApiServer::new(groups, delegate, address);
+    api.set_openapi(openapi);
 
     let bootstrapped = Arc::new(AtomicBool::new(false));
     tokio::spawn(bootstrap::ensure_system_namespaces(
@@ -85,6 +120,13 @@ async fn main() -> anyhow::Result<()> {
     tokio::spawn(bootstrap::ensure_authentication_configmap(
         api.groups(),
         bootstrap::authentication_configmap_data(&opts.authentication)?,
+    ));
+    // The Service clients in pods use to reach the API: the aggregator (the
+    // front door) serves upstream's port.
+    tokio::spawn(allocators::kubernetes_service::ensure(
+        api.groups(),
+        cidr.first(),
+        6443,
     ));
     if !opts.etcd.etcd_compaction_interval.is_zero() {
         storage.spawn_compactor(opts.etcd.etcd_compaction_interval);

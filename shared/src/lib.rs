@@ -21,6 +21,7 @@ pub mod body;
 pub mod cel;
 pub mod endpoints;
 pub mod filters;
+pub mod openapi;
 pub mod protobuf;
 pub mod proxy;
 pub mod registry;

@@ -45,6 +45,7 @@ pub fn definitions() -> Vec<ResourceDef> {
             .short_names(&["deploy"])
             .categories(&["all"])
             .with_status()
+            .with_scale()
             .columns(vec![
                 Column::func("Ready", "string", |o| {
                     json!(format!(
@@ -67,6 +68,7 @@ pub fn definitions() -> Vec<ResourceDef> {
             .short_names(&["rs"])
             .categories(&["all"])
             .with_status()
+            .with_scale()
             .columns(vec![
                 int_col("Desired", |o| json!(int_at(o, "spec.replicas"))),
                 int_col("Current", |o| json!(int_at(o, "status.replicas"))),
@@ -81,6 +83,7 @@ pub fn definitions() -> Vec<ResourceDef> {
             .short_names(&["sts"])
             .categories(&["all"])
             .with_status()
+            .with_scale()
             .columns(vec![
                 Column::func("Ready", "string", |o| {
                     json!(format!(

@@ -108,6 +108,7 @@ pub fn definitions() -> Vec<ResourceDef> {
             .short_names(&["po"])
             .categories(&["all"])
             .with_status()
+            .with_custom_subresources(super::subresources::pod_subresources())
             .returns_deleted_object()
             .selectable_fields(&[
                 "spec.nodeName",
@@ -215,6 +216,7 @@ pub fn definitions() -> Vec<ResourceDef> {
             .categories(&["all"])
             .storage_path("controllers")
             .with_status()
+            .with_scale()
             .columns(vec![
                 int_col("Desired", |o| json!(int_at(o, "spec.replicas"))),
                 int_col("Current", |o| json!(int_at(o, "status.replicas"))),

@@ -21,6 +21,7 @@ mod flowcontrol_v1;
 mod networking;
 mod networking_v1;
 mod node_v1;
+pub mod openapi;
 mod pod_spec;
 mod policy_v1;
 mod rbac;
@@ -28,15 +29,20 @@ mod rbac_v1;
 mod scheduling_v1;
 mod services;
 mod storage_v1;
+mod subresources;
 mod workloads;
 
 pub use authentication_v1::register_token_review;
 pub use authorization_v1::register as register_access_reviews;
+use std::sync::Arc;
+
 use shared::admission::AdmissionChain;
 use shared::endpoints::discovery::GroupSet;
 use shared::registry::resource::ResourceDef;
 use shared::registry::store::Store;
 use shared::storage::EtcdStorage;
+
+pub use services::ServiceStrategy;
 
 /// All resource declarations, in upstream's discovery order (core first,
 /// then the groups by upstream's group priority).
@@ -60,14 +66,62 @@ pub fn definitions() -> Vec<ResourceDef> {
     defs
 }
 
-/// Builds the stores of every declared resource.
-pub fn build(storage: &EtcdStorage, prefix: &str, admission: &AdmissionChain) -> GroupSet {
+/// How `serviceaccounts/<name>/token` signs tokens.
+pub struct TokenIssuing {
+    pub signer: Arc<shared::authentication::service_account::TokenSigner>,
+    /// Audiences of tokens that ask for none (`--api-audiences`).
+    pub audiences: Vec<String>,
+}
+
+/// Builds the stores of every declared resource; Services allocate with
+/// `services` (cluster IPs and node ports).
+pub fn build(
+    storage: &EtcdStorage,
+    prefix: &str,
+    admission: &AdmissionChain,
+    services: crate::allocators::AllocatingServiceStrategy,
+    tokens: Option<TokenIssuing>,
+) -> (GroupSet, Arc<shared::openapi::OpenApi>) {
     let mut groups = GroupSet::default();
-    for def in definitions() {
+    let mut services = Some(services);
+    let defs = definitions();
+    let spec = openapi::build(&defs);
+    for mut def in defs {
+        let checker = spec.clone();
+        let (g, v, k) = (def.group.clone(), def.version.clone(), def.kind.clone());
+        def = def.with_unknown_fields(Arc::new(move |obj| checker.unknown_fields(&g, &v, &k, obj)));
+        if let Some(root) = spec.schema_ref(&def.group, &def.version, &def.kind) {
+            let smp = spec.clone();
+            def = def.with_strategic_merge(Arc::new(move |old, patch| {
+                shared::endpoints::handlers::strategic_merge::apply(
+                    old,
+                    patch,
+                    &root,
+                    smp.components(),
+                )
+            }));
+        }
+        if def.group.is_empty() && def.resource == "serviceaccounts" {
+            if let Some(t) = &tokens {
+                def = def.with_custom_subresource(subresources::token_subresource(
+                    t.signer.clone(),
+                    t.audiences.clone(),
+                ));
+            }
+        }
+        if def.group.is_empty() && def.resource == "services" {
+            if let Some(s) = services.take() {
+                def = def.strategy(s);
+            }
+        }
         groups.add(Store::new(def, storage.clone(), prefix, admission.clone()));
     }
     authentication_v1::register(&mut groups);
-    groups
+    subresources::register_bindings(&mut groups);
+    if let Some(pdbs) = groups.lookup("policy", "v1", "poddisruptionbudgets") {
+        let _ = subresources::PDB_STORE.set(pdbs.clone());
+    }
+    (groups, spec)
 }
 
 #[cfg(test)]

@@ -69,6 +69,71 @@ pub fn default_service(obj: &mut Value) {
     }
 }
 
+fn needs_node_ports(ty: &str) -> bool {
+    ty == "NodePort" || ty == "LoadBalancer"
+}
+
+/// upstream's `dropTypeDependentFields`: fields the old type needed and the
+/// new one forbids go away when the client left them as they were.
+fn drop_type_dependent_fields(new: &mut Value, old: &Value) {
+    let old_ty = old
+        .pointer("/spec/type")
+        .and_then(Value::as_str)
+        .unwrap_or("ClusterIP")
+        .to_string();
+    let old_spec = old.get("spec").cloned().unwrap_or(Value::Null);
+    let Some(Value::Object(spec)) = new.get_mut("spec") else {
+        return;
+    };
+    let ty = spec
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("ClusterIP")
+        .to_string();
+    if ty == old_ty {
+        return;
+    }
+    if needs_node_ports(&old_ty) && !needs_node_ports(&ty) {
+        let old_ports = old_spec
+            .get("ports")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        if let Some(Value::Array(ports)) = spec.get_mut("ports") {
+            for p in ports.iter_mut() {
+                let Value::Object(p) = p else { continue };
+                let same = old_ports
+                    .iter()
+                    .any(|o| o.get("nodePort").is_some() && o.get("nodePort") == p.get("nodePort"));
+                if same {
+                    p.remove("nodePort");
+                }
+            }
+        }
+        if spec.get("externalTrafficPolicy") == old_spec.get("externalTrafficPolicy") {
+            spec.remove("externalTrafficPolicy");
+        }
+        if spec.get("allocateLoadBalancerNodePorts")
+            == old_spec.get("allocateLoadBalancerNodePorts")
+        {
+            spec.remove("allocateLoadBalancerNodePorts");
+        }
+    }
+    if ty == "ExternalName" {
+        for k in [
+            "clusterIP",
+            "clusterIPs",
+            "ipFamilies",
+            "ipFamilyPolicy",
+            "internalTrafficPolicy",
+        ] {
+            if spec.get(k) == old_spec.get(k) {
+                spec.remove(k);
+            }
+        }
+    }
+}
+
 fn valid_ip(s: &str) -> bool {
     s.parse::<std::net::IpAddr>().is_ok()
 }
@@ -129,6 +194,7 @@ impl Strategy for ServiceStrategy {
                 }
             }
         }
+        drop_type_dependent_fields(new, old);
         default_service(new);
     }
 

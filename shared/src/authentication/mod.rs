@@ -6,6 +6,7 @@
 //! in the request's extensions for authorization, handlers and delegation.
 
 pub mod request_header;
+pub mod service_account;
 pub mod token_file;
 pub mod union;
 pub mod x509;

@@ -193,20 +193,10 @@ impl GroupSet {
             let def = route.def();
             resources.push(api_resource(def));
             for sub in &def.subresources {
-                let mut entry = json!({
-                    "name": format!("{}/{}", def.resource, sub.name()),
-                    "singularName": def.singular,
-                    "namespaced": def.namespaced,
-                    "kind": def.kind,
-                    "verbs": ["get", "patch", "update"],
-                });
-                if *sub == crate::registry::resource::Subresource::Scale {
-                    // Scale clients resolve the scale kind from discovery.
-                    entry["group"] = json!("autoscaling");
-                    entry["version"] = json!("v1");
-                    entry["kind"] = json!("Scale");
-                }
-                resources.push(entry);
+                resources.push(sub.discovery_entry(def));
+            }
+            for sub in &def.custom_subresources {
+                resources.push(sub.discovery_entry(def));
             }
         }
         let mut body = json!({"kind": "APIResourceList"});

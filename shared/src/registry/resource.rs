@@ -18,8 +18,8 @@ pub enum Subresource {
     Status,
     /// `/finalize` (namespaces): only `spec.finalizers` changes.
     Finalize,
-    /// `/scale`: an `autoscaling/v1` Scale view of the object. The generic
-    /// handlers do not serve it; a tier that declares it routes it itself.
+    /// `/scale`: an `autoscaling/v1` Scale view of `spec.replicas`,
+    /// `status.replicas` and the selector; writes change only `spec.replicas`.
     Scale,
 }
 
@@ -31,6 +31,34 @@ impl Subresource {
             Subresource::Finalize => "finalize",
             Subresource::Scale => "scale",
         }
+    }
+
+    /// The legacy discovery entry (`APIResource`) of this subresource of
+    /// `def`: `scale` is served as `autoscaling/v1` `Scale`, as upstream.
+    pub fn discovery_entry(self, def: &ResourceDef) -> serde_json::Value {
+        let mut v = serde_json::json!({
+            "name": format!("{}/{}", def.resource, self.name()),
+            "singularName": def.singular,
+            "namespaced": def.namespaced,
+            "kind": def.kind,
+            "verbs": ["get", "patch", "update"],
+        });
+        match self {
+            Subresource::Scale => {
+                v["group"] = "autoscaling".into();
+                v["version"] = "v1".into();
+                v["kind"] = "Scale".into();
+                v["singularName"] = "".into();
+            }
+            Subresource::Finalize => {
+                v["verbs"] = serde_json::json!(["update"]);
+                v["singularName"] = "".into();
+            }
+            Subresource::Status => {
+                v["singularName"] = "".into();
+            }
+        }
+        v
     }
 }
 
@@ -78,8 +106,82 @@ pub struct ResourceDef {
     /// Whether the Table starts with upstream's `Name` column (true for all
     /// kinds but events, whose printer shows the name only with `-o wide`).
     pub name_column: bool,
+    /// Finds fields a request body's schema does not declare (paths such as
+    /// `spec.foo`), for `fieldValidation=Strict|Warn`; `None` accepts all.
+    pub unknown_fields: Option<UnknownFields>,
+    /// Subresources with their own behaviour (`pods/binding`,
+    /// `pods/eviction`, kubelet-backed ones), served before the generic ones.
+    pub custom_subresources: Vec<CustomSubresource>,
+    /// Applies a strategic merge patch (original, patch) with the kind's
+    /// merge keys; `None` applies it as a JSON merge patch.
+    pub strategic_merge: Option<StrategicMerge>,
     pub strategy: Arc<dyn Strategy>,
 }
+
+/// See [`ResourceDef::strategic_merge`].
+pub type StrategicMerge = Arc<
+    dyn Fn(&serde_json::Value, &serde_json::Value) -> Result<serde_json::Value, String>
+        + Send
+        + Sync,
+>;
+
+/// One call of a [`CustomSubresource`].
+pub struct SubresourceCall<'a> {
+    /// The store of the parent resource.
+    pub store: &'a crate::registry::store::Store,
+    pub namespace: &'a str,
+    pub name: &'a str,
+    /// The request verb (`create`, `get`, `update`, `patch`, ...).
+    pub verb: &'a str,
+    /// The decoded JSON body (`Null` when there is none).
+    pub body: serde_json::Value,
+    pub ctx: crate::registry::store::WriteContext,
+}
+
+/// What a [`CustomSubresource`] answers: a status code and a JSON body.
+pub type SubresourceResult = Result<(u16, serde_json::Value), crate::endpoints::status::ApiError>;
+
+/// The handler of a [`CustomSubresource`].
+pub type SubresourceHandler = Arc<
+    dyn for<'a> Fn(SubresourceCall<'a>) -> futures_util::future::BoxFuture<'a, SubresourceResult>
+        + Send
+        + Sync,
+>;
+
+/// A subresource served by its own handler on top of the parent's store.
+#[derive(Clone)]
+pub struct CustomSubresource {
+    pub name: &'static str,
+    /// Verbs listed in discovery and accepted.
+    pub verbs: &'static [&'static str],
+    /// (group, version, kind) of the subresource's body, for discovery
+    /// (`("", "v1", "Binding")`); empty group and version mean the parent's.
+    pub kind: (&'static str, &'static str, &'static str),
+    pub handler: SubresourceHandler,
+}
+
+impl CustomSubresource {
+    /// The legacy discovery entry of this subresource of `def`.
+    pub fn discovery_entry(&self, def: &ResourceDef) -> serde_json::Value {
+        let mut v = serde_json::json!({
+            "name": format!("{}/{}", def.resource, self.name),
+            "singularName": "",
+            "namespaced": def.namespaced,
+            "kind": self.kind.2,
+            "verbs": self.verbs,
+        });
+        if !self.kind.0.is_empty() || !self.kind.1.is_empty() {
+            if self.kind.0 != def.group || self.kind.1 != def.version {
+                v["group"] = self.kind.0.into();
+                v["version"] = self.kind.1.into();
+            }
+        }
+        v
+    }
+}
+
+/// See [`ResourceDef::unknown_fields`].
+pub type UnknownFields = Arc<dyn Fn(&serde_json::Value) -> Vec<String> + Send + Sync>;
 
 impl ResourceDef {
     /// A namespaced resource with all verbs, stored under `<plural>` and named
@@ -103,6 +205,9 @@ impl ResourceDef {
             dynamic_columns: vec![],
             return_deleted_object: false,
             name_column: true,
+            unknown_fields: None,
+            custom_subresources: vec![],
+            strategic_merge: None,
             strategy: Arc::new(DefaultStrategy),
         }
     }
@@ -149,6 +254,30 @@ impl ResourceDef {
         self
     }
 
+    /// Sets how strategic merge patches are applied.
+    pub fn with_strategic_merge(mut self, f: StrategicMerge) -> Self {
+        self.strategic_merge = Some(f);
+        self
+    }
+
+    /// Adds the scale subresource.
+    pub fn with_scale(mut self) -> Self {
+        self.subresources.push(Subresource::Scale);
+        self
+    }
+
+    /// Adds a subresource with its own handler.
+    pub fn with_custom_subresource(mut self, sub: CustomSubresource) -> Self {
+        self.custom_subresources.push(sub);
+        self
+    }
+
+    /// Adds several subresources with their own handlers.
+    pub fn with_custom_subresources(mut self, subs: Vec<CustomSubresource>) -> Self {
+        self.custom_subresources.extend(subs);
+        self
+    }
+
     /// Adds a subresource.
     pub fn with_subresource(mut self, sub: Subresource) -> Self {
         self.subresources.push(sub);
@@ -183,6 +312,12 @@ impl ResourceDef {
     /// wide-only, `Name` column as upstream's printer does).
     pub fn without_name_column(mut self) -> Self {
         self.name_column = false;
+        self
+    }
+
+    /// Sets the unknown-field finder used by `fieldValidation`.
+    pub fn with_unknown_fields(mut self, f: UnknownFields) -> Self {
+        self.unknown_fields = Some(f);
         self
     }
 

@@ -348,12 +348,22 @@ impl Store {
             if ctx.dry_run {
                 return Ok(obj);
             }
-            let bytes = self.encode(&mut obj)?;
-            match self
+            self.def.strategy.allocate(&mut obj).await?;
+            let bytes = match self.encode(&mut obj) {
+                Ok(b) => b,
+                Err(e) => {
+                    self.def.strategy.release(&obj).await;
+                    return Err(e);
+                }
+            };
+            let result = self
                 .storage
                 .create(&self.key(namespace, &name), bytes)
-                .await
-            {
+                .await;
+            if result.is_err() {
+                self.def.strategy.release(&obj).await;
+            }
+            match result {
                 Ok(rev) => {
                     meta::set(&mut obj, "resourceVersion", Value::String(rev.to_string()));
                     return Ok(obj);
@@ -426,7 +436,9 @@ impl Store {
                 &FieldPath::new("metadata"),
             );
             match subresource {
-                None => errors.extend(self.def.strategy.validate_update(&new, &old)),
+                None | Some(Subresource::Scale) => {
+                    errors.extend(self.def.strategy.validate_update(&new, &old))
+                }
                 Some(Subresource::Status) => {
                     errors.extend(self.def.strategy.validate_status_update(&new, &old))
                 }
@@ -465,6 +477,7 @@ impl Store {
             {
                 match self.storage.delete(&key, Some(kv.mod_revision)).await {
                     Ok((_, rev)) => {
+                        self.def.strategy.release(&old).await;
                         meta::set(&mut new, "resourceVersion", Value::String(rev.to_string()));
                         return Ok(new);
                     }
@@ -474,8 +487,19 @@ impl Store {
                     Err(e) => return Err(storage_error(e)),
                 }
             }
-            let bytes = self.encode(&mut new)?;
-            match self.storage.update(&key, kv.mod_revision, bytes).await {
+            self.def.strategy.allocate_update(&mut new, &old).await?;
+            let written = match self.encode(&mut new) {
+                Ok(bytes) => self.storage.update(&key, kv.mod_revision, bytes).await,
+                Err(e) => {
+                    self.def.strategy.release_update(&new, &old, false).await;
+                    return Err(e);
+                }
+            };
+            self.def
+                .strategy
+                .release_update(&new, &old, written.is_ok())
+                .await;
+            match written {
                 Ok(rev) => {
                     meta::set(&mut new, "resourceVersion", Value::String(rev.to_string()));
                     return Ok(new);
@@ -560,7 +584,7 @@ impl Store {
                 meta::set(&mut merged, "resourceVersion", Value::String(rv));
                 *new = merged;
             }
-            Some(Subresource::Scale) | None => {
+            None | Some(Subresource::Scale) => {
                 if has_status {
                     if let Value::Object(m) = new {
                         match old.get("status") {
@@ -702,6 +726,7 @@ impl Store {
             }
             match self.storage.delete(&key, Some(kv.mod_revision)).await {
                 Ok((_, rev)) => {
+                    self.def.strategy.release(&obj).await;
                     meta::set(&mut obj, "resourceVersion", Value::String(rev.to_string()));
                     return Ok(DeleteOutcome::Deleted(obj));
                 }

@@ -6,9 +6,11 @@
 //! the status/spec split, finalizers) is done by the store itself; a strategy
 //! only adds what is particular to its kind.
 
+use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 use super::validation::FieldError;
+use crate::endpoints::status::ApiError;
 
 /// Behaviour of one kind. All methods have neutral defaults.
 pub trait Strategy: Send + Sync {
@@ -78,6 +80,43 @@ pub trait Strategy: Send + Sync {
     /// Validation of a `/status` update (the whole new object is given).
     fn validate_status_update(&self, _new: &Value, _old: &Value) -> Vec<FieldError> {
         Vec::new()
+    }
+
+    /// Storage-backed work done after validation and admission, just before
+    /// a (non dry-run) create is written: e.g. a Service's cluster IP and
+    /// node ports, which must be unique across API server replicas. An error
+    /// aborts the create; when the write then fails, [`Strategy::release`]
+    /// undoes it.
+    fn allocate<'a>(&'a self, _obj: &'a mut Value) -> BoxFuture<'a, Result<(), ApiError>> {
+        Box::pin(async { Ok(()) })
+    }
+
+    /// Like [`Strategy::allocate`] for an update that is about to be
+    /// written (e.g. node ports when a Service becomes `NodePort`).
+    fn allocate_update<'a>(
+        &'a self,
+        _new: &'a mut Value,
+        _old: &'a Value,
+    ) -> BoxFuture<'a, Result<(), ApiError>> {
+        Box::pin(async { Ok(()) })
+    }
+
+    /// After an update's write: when `committed`, releases what `old` held
+    /// and `new` no longer does; otherwise releases what
+    /// [`Strategy::allocate_update`] took for `new`.
+    fn release_update<'a>(
+        &'a self,
+        _new: &'a Value,
+        _old: &'a Value,
+        _committed: bool,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
+
+    /// Releases what [`Strategy::allocate`] took, once the object is gone
+    /// from storage (or its create failed).
+    fn release<'a>(&'a self, _obj: &'a Value) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
     }
 }
 

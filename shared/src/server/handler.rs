@@ -30,6 +30,8 @@ pub struct ApiServer {
     routes_pending: std::sync::atomic::AtomicBool,
     /// Non-resource paths served by the tier itself (`/openapi/v3`), by prefix.
     non_resource: RwLock<Vec<(String, NonResourceHandler)>>,
+    /// The OpenAPI documents of this server's resources, when built.
+    openapi: RwLock<Option<Arc<crate::openapi::OpenApi>>>,
 }
 
 /// A hook that sees every request after health and version, before this
@@ -63,6 +65,7 @@ impl ApiServer {
             interceptor: None,
             routes_pending: std::sync::atomic::AtomicBool::new(false),
             non_resource: RwLock::new(Vec::new()),
+            openapi: RwLock::new(None),
         }
     }
 
@@ -114,6 +117,22 @@ impl ApiServer {
             Ok(mut g) => *g = Arc::new(groups),
             Err(p) => *p.into_inner() = Arc::new(groups),
         }
+    }
+
+    /// Serves `/openapi/v2` and `/openapi/v3[/...]` from `spec`; group
+    /// versions it has no document for go to the delegate.
+    pub fn set_openapi(&self, spec: Arc<crate::openapi::OpenApi>) {
+        match self.openapi.write() {
+            Ok(mut o) => *o = Some(spec),
+            Err(p) => *p.into_inner() = Some(spec),
+        }
+    }
+
+    fn openapi(&self) -> Option<Arc<crate::openapi::OpenApi>> {
+        self.openapi
+            .read()
+            .map(|o| o.clone())
+            .unwrap_or_else(|p| p.into_inner().clone())
     }
 
     /// The delegate, if any.
@@ -174,6 +193,21 @@ impl ApiServer {
             }
             return self.delegate_or_404(req).await;
         }
+        if path == "/openapi/v2" || path == "/openapi/v3" || path.starts_with("/openapi/v3/") {
+            if let Some(spec) = self.openapi() {
+                let inm = req
+                    .headers()
+                    .get(http::header::IF_NONE_MATCH)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string);
+                if path == "/openapi/v3" {
+                    return self.merged_openapi_v3_root(&spec, req).await;
+                }
+                if let Some(resp) = spec.serve(&path, req.uri().query(), inm.as_deref()) {
+                    return resp;
+                }
+            }
+        }
         let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
         match parts.as_slice() {
             ["api"] if groups.owns_group("") => {
@@ -197,6 +231,35 @@ impl ApiServer {
             },
             _ => self.delegate_or_404(req).await,
         }
+    }
+
+    /// `/openapi/v3`: this server's group versions, then the delegate's.
+    async fn merged_openapi_v3_root(
+        &self,
+        spec: &crate::openapi::OpenApi,
+        req: Request,
+    ) -> Response {
+        let mut root = spec.v3_root();
+        if let Some(d) = &self.delegate {
+            let user = req.extensions().get::<UserInfo>().cloned();
+            let resp = d.forward(req, user.as_ref()).await;
+            if resp.status().is_success() {
+                if let Ok(collected) = resp.into_body().collect().await {
+                    if let Ok(Value::Object(theirs)) =
+                        serde_json::from_slice::<Value>(&collected.to_bytes())
+                    {
+                        if let (Some(Value::Object(mine)), Some(Value::Object(other))) =
+                            (root.get_mut("paths"), theirs.get("paths"))
+                        {
+                            for (k, v) in other {
+                                mine.entry(k.clone()).or_insert_with(|| v.clone());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        json_response(200, &root, false)
     }
 
     async fn delegate_or_404(&self, req: Request) -> Response {

@@ -60,6 +60,20 @@ pub struct AuthenticationOptions {
     /// Header prefixes carrying extra user attributes.
     #[arg(long, value_delimiter = ',', default_value = "X-Remote-Extra-")]
     pub requestheader_extra_headers_prefix: Vec<String>,
+    /// PEM files with the keys verifying service account tokens (public or
+    /// private keys, certificates).
+    #[arg(long, value_delimiter = ',')]
+    pub service_account_key_file: Vec<PathBuf>,
+    /// Issuers of service account tokens; the first signs new tokens.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "https://kubernetes.default.svc.cluster.local"
+    )]
+    pub service_account_issuer: Vec<String>,
+    /// Audiences service account tokens must carry (default: the issuers).
+    #[arg(long, value_delimiter = ',')]
+    pub api_audiences: Vec<String>,
 }
 
 /// The pieces built from [`AuthenticationOptions`].
@@ -71,6 +85,15 @@ pub struct BuiltAuthentication {
 }
 
 impl AuthenticationOptions {
+    /// `--api-audiences`, defaulting to the issuers as upstream.
+    pub fn audiences(&self) -> Vec<String> {
+        if self.api_audiences.is_empty() {
+            self.service_account_issuer.clone()
+        } else {
+            self.api_audiences.clone()
+        }
+    }
+
     /// Reads the files and builds the union authenticator.
     pub fn build(&self) -> anyhow::Result<BuiltAuthentication> {
         let names = RequestHeaderNames {
@@ -109,6 +132,22 @@ impl AuthenticationOptions {
             authenticators.push(Arc::new(
                 TokenFileAuthenticator::parse(&text)
                     .with_context(|| format!("parsing {}", path.display()))?,
+            ));
+        }
+        if !self.service_account_key_file.is_empty() {
+            let mut pems = Vec::new();
+            for path in &self.service_account_key_file {
+                pems.push(
+                    std::fs::read(path).with_context(|| format!("reading {}", path.display()))?,
+                );
+            }
+            authenticators.push(Arc::new(
+                crate::authentication::service_account::ServiceAccountAuthenticator::from_pems(
+                    &pems,
+                    self.service_account_issuer.clone(),
+                    self.audiences(),
+                )
+                .context("loading --service-account-key-file")?,
             ));
         }
         let anonymous = self.anonymous_auth.then(|| {

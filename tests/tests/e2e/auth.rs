@@ -136,3 +136,86 @@ async fn credentials_and_forged_identity_headers() {
     )
     .await;
 }
+
+/// `serviceaccounts/<name>/token` issues a JWT the front door accepts as
+/// the service account.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn token_request_issues_a_token_the_authenticator_accepts() {
+    let c = crate::harness::TestCluster::start().await;
+    let admin = c.http(crate::harness::Auth::AdminCert);
+    let r = admin
+        .post(c.url("/api/v1/namespaces/default/serviceaccounts"))
+        .json(&serde_json::json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "robot"}}))
+        .send()
+        .await
+        .expect("create sa");
+    assert_eq!(r.status(), 201);
+    let r = admin
+        .post(c.url("/api/v1/namespaces/default/serviceaccounts/robot/token"))
+        .json(
+            &serde_json::json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+            "spec": {"expirationSeconds": 3600}}),
+        )
+        .send()
+        .await
+        .expect("token");
+    assert_eq!(r.status(), 201);
+    let tr: serde_json::Value = r.json().await.expect("json");
+    assert_eq!(tr["kind"], "TokenRequest");
+    assert_eq!(
+        tr["spec"]["audiences"],
+        serde_json::json!(["https://kubernetes.default.svc.cluster.local"])
+    );
+    let token = tr["status"]["token"].as_str().expect("token").to_string();
+    assert!(tr["status"]["expirationTimestamp"]
+        .as_str()
+        .is_some_and(|t| t.ends_with('Z')));
+
+    // The token authenticates as the service account.
+    let r = c
+        .http(crate::harness::Auth::None)
+        .post(c.url("/apis/authentication.k8s.io/v1/selfsubjectreviews"))
+        .bearer_auth(&token)
+        .json(&serde_json::json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}))
+        .send()
+        .await
+        .expect("whoami");
+    let code = r.status();
+    let v: serde_json::Value = r.json().await.expect("json");
+    assert_eq!(code, 201, "{v}");
+    assert_eq!(
+        v["status"]["userInfo"]["username"], "system:serviceaccount:default:robot",
+        "{v}"
+    );
+    let groups = v["status"]["userInfo"]["groups"].to_string();
+    assert!(
+        groups.contains("system:serviceaccounts:default"),
+        "{groups}"
+    );
+
+    // A tampered token is refused; too short a lifetime is invalid.
+    let mut bad = token.clone();
+    bad.truncate(bad.len() - 2);
+    let r = c
+        .http(crate::harness::Auth::None)
+        .get(c.url("/api/v1/namespaces/default/pods"))
+        .bearer_auth(&bad)
+        .send()
+        .await
+        .expect("get");
+    assert_eq!(r.status(), 401);
+    let r = admin
+        .post(c.url("/api/v1/namespaces/default/serviceaccounts/robot/token"))
+        .json(
+            &serde_json::json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+            "spec": {"expirationSeconds": 60}}),
+        )
+        .send()
+        .await
+        .expect("token");
+    let v = crate::harness::expect_status(r, 422, "Invalid").await;
+    assert_eq!(
+        v["details"]["causes"][0]["field"], "spec.expirationSeconds",
+        "{v}"
+    );
+}

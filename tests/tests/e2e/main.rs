@@ -3,6 +3,7 @@
 
 mod aggregator;
 mod auth;
+mod builtins;
 mod crd_conversion;
 mod crd_runtime;
 mod crds;
@@ -12,4 +13,5 @@ mod kubectl;
 mod protobuf;
 mod resilience;
 mod rest;
+mod services;
 mod watch;

@@ -2,7 +2,9 @@
 
 use serde_json::Value;
 
-use super::{decode_json, read_body, respond, shape_object, RestRequest};
+use super::{
+    check_unknown_fields, decode_json, read_body, respond, shape_object, with_warnings, RestRequest,
+};
 use crate::body::{Request, Response};
 use crate::endpoints::negotiation::{body_format, BodyFormat, Negotiated};
 use crate::endpoints::status::ApiError;
@@ -33,6 +35,39 @@ pub fn check_type_meta(rest: &RestRequest<'_>, obj: &mut Value) -> Result<(), Ap
             )))
         }
         _ => {}
+    }
+    Ok(())
+}
+
+/// Checks a body's `apiVersion`/`kind`, when present, against the expected
+/// ones (subresource bodies such as `autoscaling/v1` `Scale`).
+pub fn check_type_meta_of(obj: &Value, api_version: &str, kind: &str) -> Result<(), ApiError> {
+    let Value::Object(m) = obj else {
+        return Err(ApiError::bad_request(
+            "the body of the request must be a JSON object",
+        ));
+    };
+    if let Some(v) = m
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .filter(|v| !v.is_empty())
+    {
+        if v != api_version {
+            return Err(ApiError::bad_request(format!(
+                "the API version in the data ({v}) does not match the expected API version ({api_version})"
+            )));
+        }
+    }
+    if let Some(k) = m
+        .get("kind")
+        .and_then(Value::as_str)
+        .filter(|k| !k.is_empty())
+    {
+        if k != kind {
+            return Err(ApiError::bad_request(format!(
+                "the kind in the data ({k}) does not match the expected kind ({kind})"
+            )));
+        }
     }
     Ok(())
 }
@@ -111,8 +146,12 @@ pub async fn create(
     rest.query.field_validation()?;
     let ctx = rest.write_context("CreateOptions")?;
     let obj = read_object(rest, req).await?;
+    let warnings = check_unknown_fields(rest, &obj, false)?;
     let created = rest.store.create(namespace, obj, &ctx).await?;
-    Ok(respond(201, &shape_object(rest.store, created, neg), neg))
+    Ok(with_warnings(
+        respond(201, &shape_object(rest.store, created, neg), neg),
+        &warnings,
+    ))
 }
 
 #[cfg(test)]

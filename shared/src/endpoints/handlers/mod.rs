@@ -7,6 +7,8 @@
 mod create;
 mod delete;
 mod read;
+mod scale;
+pub mod strategic_merge;
 mod update;
 pub mod watch;
 pub mod yaml;
@@ -251,6 +253,63 @@ pub fn error_response(error: ApiError, format: Format) -> Response {
     response
 }
 
+/// Applies `fieldValidation` to a decoded body against the resource's
+/// schema: `Strict` fails with upstream's 400 (`<Kind> in version "<v>"
+/// cannot be handled as a <Kind>: strict decoding error: unknown field
+/// "spec.foo"`), `Warn` (the default) returns the warnings to send, and
+/// `Ignore` returns none. `patch` bodies get the bare decoding message.
+pub fn check_unknown_fields(
+    rest: &RestRequest<'_>,
+    body: &Value,
+    patch: bool,
+) -> Result<Vec<String>, ApiError> {
+    let def = &rest.store.def;
+    let mode = rest.query.get("fieldValidation").unwrap_or("");
+    if mode == "Ignore" {
+        return Ok(Vec::new());
+    }
+    let Some(finder) = &def.unknown_fields else {
+        return Ok(Vec::new());
+    };
+    let unknown: Vec<String> = finder(body)
+        .into_iter()
+        .map(|f| {
+            format!(
+                "unknown field {}",
+                crate::registry::validation::go_quote(&f)
+            )
+        })
+        .collect();
+    if unknown.is_empty() {
+        return Ok(unknown);
+    }
+    if mode == "Strict" {
+        let detail = format!("strict decoding error: {}", unknown.join(", "));
+        let message = if patch {
+            detail
+        } else {
+            format!(
+                "{kind} in version {v} cannot be handled as a {kind}: {detail}",
+                kind = def.kind,
+                v = crate::registry::validation::go_quote(&def.version)
+            )
+        };
+        return Err(ApiError::bad_request(message));
+    }
+    Ok(unknown)
+}
+
+/// Adds one `Warning: 299 - "<text>"` header per warning, as upstream.
+pub fn with_warnings(mut resp: Response, warnings: &[String]) -> Response {
+    for w in warnings {
+        let value = format!("299 - {}", crate::registry::validation::go_quote(w));
+        if let Ok(v) = http::HeaderValue::from_str(&value) {
+            resp.headers_mut().append("warning", v);
+        }
+    }
+    resp
+}
+
 /// Shapes one object for the negotiated output.
 pub fn shape_object(store: &Store, obj: Value, neg: &Negotiated) -> Value {
     match neg.output {
@@ -289,9 +348,48 @@ impl RestRequest<'_> {
         match self.info.subresource.as_str() {
             "status" => Some(Subresource::Status),
             "finalize" => Some(Subresource::Finalize),
+            "scale" => Some(Subresource::Scale),
             _ => None,
         }
     }
+}
+
+async fn serve_custom(
+    rest: &RestRequest<'_>,
+    sub: &crate::registry::resource::CustomSubresource,
+    req: Request,
+) -> Result<Response, ApiError> {
+    let def = &rest.store.def;
+    let info = rest.info;
+    // kubectl's connect verbs arrive as get/create on the subresource.
+    if !sub.verbs.contains(&info.verb.as_str()) && !sub.verbs.contains(&"*") {
+        return Err(ApiError::method_not_supported(
+            def.group_resource(),
+            &info.verb,
+        ));
+    }
+    let namespace = if def.namespaced {
+        info.namespace.as_str()
+    } else {
+        ""
+    };
+    let ctx = rest.write_context("CreateOptions")?;
+    let bytes = read_body(req).await?;
+    let body = if bytes.iter().all(u8::is_ascii_whitespace) {
+        Value::Null
+    } else {
+        decode_json(&bytes)?
+    };
+    let (code, value) = (sub.handler)(crate::registry::resource::SubresourceCall {
+        store: rest.store,
+        namespace,
+        name: &info.name,
+        verb: &info.verb,
+        body,
+        ctx,
+    })
+    .await?;
+    Ok(json_response(code, &value, rest.query.flag("pretty")))
 }
 
 /// Serves one resource request against its store.
@@ -317,6 +415,14 @@ pub async fn serve(store: &Store, info: &RequestInfo, req: Request) -> Response 
 async fn dispatch(rest: &RestRequest<'_>, req: Request) -> Result<Response, ApiError> {
     let def = &rest.store.def;
     let info = rest.info;
+    // Subresources with their own handlers.
+    if let Some(sub) = def
+        .custom_subresources
+        .iter()
+        .find(|s| !info.name.is_empty() && s.name == info.subresource)
+    {
+        return serve_custom(rest, sub, req).await;
+    }
     // Subresources: only those declared are served.
     if !info.subresource.is_empty() {
         let known = def
@@ -369,6 +475,9 @@ async fn dispatch(rest: &RestRequest<'_>, req: Request) -> Result<Response, ApiE
         rest.query.flag("pretty"),
         crate::protobuf::can_encode(&def.api_version(), &def.kind),
     )?;
+    if info.subresource == "scale" {
+        return scale::serve(rest, namespace, req, &neg).await;
+    }
     match info.verb.as_str() {
         "get" => read::get(rest, namespace, &neg).await,
         "list" => read::list(rest, namespace, &neg).await,

@@ -3,7 +3,9 @@
 use serde_json::Value;
 
 use super::create::read_object;
-use super::{decode_json, read_body, respond, shape_object, RestRequest};
+use super::{
+    check_unknown_fields, decode_json, read_body, respond, shape_object, with_warnings, RestRequest,
+};
 use crate::body::{Request, Response};
 use crate::endpoints::negotiation::{body_format, BodyFormat, Negotiated};
 use crate::endpoints::status::ApiError;
@@ -22,6 +24,7 @@ pub async fn update(
     rest.query.field_validation()?;
     let ctx = rest.write_context("UpdateOptions")?;
     let obj = read_object(rest, req).await?;
+    let warnings = check_unknown_fields(rest, &obj, false)?;
     let updated = rest
         .store
         .update(
@@ -32,7 +35,10 @@ pub async fn update(
             &ctx,
         )
         .await?;
-    Ok(respond(200, &shape_object(rest.store, updated, neg), neg))
+    Ok(with_warnings(
+        respond(200, &shape_object(rest.store, updated, neg), neg),
+        &warnings,
+    ))
 }
 
 /// PATCH of one object (or its status).
@@ -52,6 +58,14 @@ pub async fn patch(
     let format = body_format(ct.as_deref())?;
     let bytes = read_body(req).await?;
     let patch_doc = decode_json(&bytes)?;
+    let warnings = if matches!(
+        format,
+        BodyFormat::MergePatch | BodyFormat::StrategicMergePatch
+    ) {
+        check_unknown_fields(rest, &patch_doc, true)?
+    } else {
+        Vec::new()
+    };
     let apply: Box<dyn Fn(&Value) -> Result<Value, ApiError> + Send + Sync> = match format {
         BodyFormat::JsonPatch => {
             let ops: json_patch::Patch = serde_json::from_value(patch_doc).map_err(|e| {
@@ -78,8 +92,18 @@ pub async fn patch(
                 Ok(doc)
             })
         }
-        // Strategic merge patch is applied with merge-patch semantics until the
-        // schema engine provides merge keys.
+        // Strategic merge patch with the kind's merge keys when declared,
+        // else with merge-patch semantics.
+        BodyFormat::StrategicMergePatch if rest.store.def.strategic_merge.is_some() => {
+            if !patch_doc.is_object() {
+                return Err(ApiError::bad_request("the patch must be a JSON object"));
+            }
+            let smp = rest.store.def.strategic_merge.clone();
+            Box::new(move |old: &Value| match &smp {
+                Some(f) => f(old, &patch_doc).map_err(ApiError::bad_request),
+                None => Ok(old.clone()),
+            })
+        }
         BodyFormat::MergePatch | BodyFormat::StrategicMergePatch => {
             if !patch_doc.is_object() {
                 return Err(ApiError::bad_request("the patch must be a JSON object"));
@@ -121,5 +145,8 @@ pub async fn patch(
             &ctx,
         )
         .await?;
-    Ok(respond(200, &shape_object(rest.store, updated, neg), neg))
+    Ok(with_warnings(
+        respond(200, &shape_object(rest.store, updated, neg), neg),
+        &warnings,
+    ))
 }

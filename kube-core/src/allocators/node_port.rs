@@ -1,0 +1,217 @@
+//! NodePort allocation from `--service-node-port-range`: upstream's
+//! RangeAllocation object (a bitmap of used ports) at
+//! `/registry/ranges/servicenodeports`, changed only by compare-and-swap.
+
+use base64::Engine;
+use bytes::Bytes;
+use serde_json::{json, Value};
+use shared::storage::{EtcdStorage, KeyValue, StorageError};
+
+/// An inclusive port range (`30000-32767`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PortRange {
+    pub base: u16,
+    pub size: u16,
+}
+
+impl PortRange {
+    /// Parses `30000-32767` (or a single port).
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let err = || format!("invalid port range: {s:?}");
+        let (a, b) = s.split_once('-').unwrap_or((s, s));
+        let a: u16 = a.trim().parse().map_err(|_| err())?;
+        let b: u16 = b.trim().parse().map_err(|_| err())?;
+        if b < a || a == 0 {
+            return Err(err());
+        }
+        Ok(PortRange {
+            base: a,
+            size: b - a + 1,
+        })
+    }
+
+    /// Whether `port` lies in the range.
+    pub fn contains(&self, port: i64) -> bool {
+        port >= self.base as i64 && port < self.base as i64 + self.size as i64
+    }
+}
+
+impl std::fmt::Display for PortRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}-{}",
+            self.base,
+            self.base as u32 + self.size as u32 - 1
+        )
+    }
+}
+
+/// Why a port could not be allocated.
+#[derive(Debug, PartialEq, Eq)]
+pub enum PortError {
+    NotInRange(String),
+    Allocated,
+    Full,
+    Storage(String),
+}
+
+/// Hands out node ports; safe across processes sharing one etcd.
+#[derive(Clone)]
+pub struct NodePortAllocator {
+    storage: EtcdStorage,
+    key: String,
+    range: PortRange,
+    /// Serialises this process's changes; only other replicas race the CAS.
+    lock: std::sync::Arc<tokio::sync::Mutex<()>>,
+}
+
+const MAX_CAS_ATTEMPTS: usize = 64;
+
+impl NodePortAllocator {
+    /// An allocator of `range` writing under `prefix` (`/registry`).
+    pub fn new(storage: EtcdStorage, prefix: &str, range: PortRange) -> Self {
+        NodePortAllocator {
+            storage,
+            key: format!("{}/ranges/servicenodeports", prefix.trim_end_matches('/')),
+            range,
+            lock: Default::default(),
+        }
+    }
+
+    fn decode(&self, kv: Option<&KeyValue>) -> (Vec<u8>, i64) {
+        let bytes = (self.range.size as usize).div_ceil(8);
+        let Some(kv) = kv else {
+            return (vec![0; bytes], 0);
+        };
+        let mut bits = serde_json::from_slice::<Value>(&kv.value)
+            .ok()
+            .and_then(|v| v.get("data").and_then(Value::as_str).map(str::to_string))
+            .and_then(|d| base64::engine::general_purpose::STANDARD.decode(d).ok())
+            .unwrap_or_default();
+        bits.resize(bytes, 0);
+        (bits, kv.mod_revision)
+    }
+
+    fn encode(&self, bits: &[u8]) -> Bytes {
+        let obj = json!({
+            "kind": "RangeAllocation",
+            "apiVersion": "v1",
+            "metadata": {"creationTimestamp": null},
+            "range": self.range.to_string(),
+            "data": base64::engine::general_purpose::STANDARD.encode(bits),
+        });
+        Bytes::from(serde_json::to_vec(&obj).unwrap_or_default())
+    }
+
+    /// Runs `change` on the bitmap and writes it back with compare-and-swap,
+    /// retrying on concurrent changes.
+    async fn modify<T>(
+        &self,
+        mut change: impl FnMut(&mut Vec<u8>) -> Result<T, PortError>,
+    ) -> Result<T, PortError> {
+        let _guard = self.lock.lock().await;
+        let mut current = self
+            .storage
+            .get(&self.key)
+            .await
+            .map_err(|e| PortError::Storage(e.to_string()))?;
+        for _ in 0..MAX_CAS_ATTEMPTS {
+            let (mut bits, rev) = self.decode(current.as_ref());
+            let out = change(&mut bits)?;
+            let write = if rev == 0 {
+                self.storage.create(&self.key, self.encode(&bits)).await
+            } else {
+                self.storage
+                    .update(&self.key, rev, self.encode(&bits))
+                    .await
+            };
+            match write {
+                Ok(_) => return Ok(out),
+                Err(StorageError::Conflict { current: c }) => {
+                    current = c;
+                    // Another replica won: back off a little, at random.
+                    let jitter = (uuid::Uuid::new_v4().as_u128() % 20) as u64;
+                    tokio::time::sleep(std::time::Duration::from_millis(jitter)).await;
+                }
+                Err(StorageError::AlreadyExists) => {
+                    current = self
+                        .storage
+                        .get(&self.key)
+                        .await
+                        .map_err(|e| PortError::Storage(e.to_string()))?
+                }
+                Err(e) => return Err(PortError::Storage(e.to_string())),
+            }
+        }
+        Err(PortError::Storage(
+            "too many concurrent node port allocations".into(),
+        ))
+    }
+
+    /// Reserves `port`.
+    pub async fn allocate_specific(&self, port: i64) -> Result<(), PortError> {
+        if !self.range.contains(port) {
+            return Err(PortError::NotInRange(self.range.to_string()));
+        }
+        let i = (port - self.range.base as i64) as usize;
+        self.modify(|bits| {
+            if bits[i / 8] & (1 << (i % 8)) != 0 {
+                return Err(PortError::Allocated);
+            }
+            bits[i / 8] |= 1 << (i % 8);
+            Ok(())
+        })
+        .await
+    }
+
+    /// Picks a free port, starting at a random offset.
+    pub async fn allocate_next(&self) -> Result<i64, PortError> {
+        let size = self.range.size as usize;
+        let start = (uuid::Uuid::new_v4().as_u128() % size as u128) as usize;
+        let base = self.range.base as i64;
+        self.modify(|bits| {
+            for k in 0..size {
+                let i = (start + k) % size;
+                if bits[i / 8] & (1 << (i % 8)) == 0 {
+                    bits[i / 8] |= 1 << (i % 8);
+                    return Ok(base + i as i64);
+                }
+            }
+            Err(PortError::Full)
+        })
+        .await
+    }
+
+    /// Frees `port` (no-op outside the range or when free).
+    pub async fn release(&self, port: i64) {
+        if !self.range.contains(port) {
+            return;
+        }
+        let i = (port - self.range.base as i64) as usize;
+        if let Err(e) = self
+            .modify(|bits| {
+                bits[i / 8] &= !(1 << (i % 8));
+                Ok(())
+            })
+            .await
+        {
+            tracing::warn!(port, error = ?e, "releasing node port");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges() {
+        let r = PortRange::parse("30000-32767").unwrap();
+        assert_eq!(r.size, 2768);
+        assert!(r.contains(30000) && r.contains(32767) && !r.contains(32768));
+        assert_eq!(r.to_string(), "30000-32767");
+        assert!(PortRange::parse("5-1").is_err());
+        assert!(PortRange::parse("x").is_err());
+    }
+}

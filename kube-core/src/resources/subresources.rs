@@ -1,0 +1,708 @@
+//! Subresources with their own behaviour, after upstream's pod and CSR
+//! registries: `pods/binding` (and the `bindings` resource), `pods/eviction`,
+//! `pods/ephemeralcontainers`, `certificatesigningrequests/approval`, and
+//! the kubelet-backed pod subresources, which answer with a clear error
+//! until this server has a connection to kubelets.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use serde_json::{json, Value};
+use shared::endpoints::status::{ApiError, GroupResource};
+use shared::registry::resource::{CustomSubresource, SubresourceCall, SubresourceResult};
+use shared::registry::store::{DeleteOptions, Store};
+use shared::storage::StorageError;
+
+const MAX_ATTEMPTS: usize = 16;
+
+/// The PodDisruptionBudget store eviction consults, set once at start by
+/// [`super::build`] (declarations are built before stores exist).
+pub static PDB_STORE: std::sync::OnceLock<Arc<Store>> = std::sync::OnceLock::new();
+
+fn refuse_eviction(cause: String) -> ApiError {
+    let mut e = ApiError::too_many_requests(
+        "Cannot evict pod as it would violate the pod's disruption budget.",
+        10,
+    );
+    if let Some(d) = e.details.as_mut() {
+        d.causes.push(shared::endpoints::status::StatusCause {
+            reason: "DisruptionBudget".into(),
+            message: cause,
+            field: String::new(),
+        });
+    }
+    e
+}
+
+/// upstream's eviction check: the one PodDisruptionBudget selecting the pod
+/// must allow a disruption, which is then taken from its status. Finished
+/// and pending pods are not protected.
+async fn check_disruption_budget(pod: &Value, dry_run: bool) -> Result<(), ApiError> {
+    let phase = pod
+        .pointer("/status/phase")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if matches!(phase, "Succeeded" | "Failed" | "Pending") {
+        return Ok(());
+    }
+    let Some(pdbs) = PDB_STORE.get() else {
+        return Ok(());
+    };
+    let namespace = pod
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let pod_name = pod
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let labels = pod
+        .pointer("/metadata/labels")
+        .cloned()
+        .unwrap_or(json!({}));
+    let list = pdbs.list(namespace, &Default::default()).await?;
+    let matching: Vec<&Value> = list
+        .items
+        .iter()
+        .filter(|p| {
+            p.pointer("/spec/selector")
+                .filter(|s| !s.is_null())
+                .is_some_and(|s| super::workloads::selector_matches(s, &labels))
+        })
+        .collect();
+    if matching.len() > 1 {
+        return Err(ApiError::internal(
+            "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.",
+        ));
+    }
+    let Some(pdb) = matching.first() else {
+        return Ok(());
+    };
+    let pdb_name = pdb
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let generation = pdb
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    let observed = pdb
+        .pointer("/status/observedGeneration")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    if observed < generation {
+        return Err(refuse_eviction(format!(
+            "The disruption budget {pdb_name} is still being processed by the server."
+        )));
+    }
+    let allowed = pdb
+        .pointer("/status/disruptionsAllowed")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    if allowed < 0 {
+        return Err(ApiError::forbidden(
+            GroupResource {
+                group: "",
+                resource: "pods",
+            },
+            pod_name,
+            "pdb disruptions allowed is negative",
+        ));
+    }
+    if allowed == 0 {
+        let desired = pdb
+            .pointer("/status/desiredHealthy")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        let current = pdb
+            .pointer("/status/currentHealthy")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        return Err(refuse_eviction(format!(
+            "The disruption budget {pdb_name} needs {desired} healthy pods and has {current} currently"
+        )));
+    }
+    let now = shared::registry::meta::now_rfc3339();
+    guaranteed_update(pdbs, namespace, &pdb_name, dry_run, |p| {
+        let allowed = p
+            .pointer("/status/disruptionsAllowed")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        if allowed <= 0 {
+            return Err(refuse_eviction(format!(
+                "The disruption budget {pdb_name} does not allow more disruptions"
+            )));
+        }
+        if let Some(Value::Object(st)) = p.get_mut("status") {
+            st.insert("disruptionsAllowed".into(), json!(allowed - 1));
+            let dp = st.entry("disruptedPods").or_insert_with(|| json!({}));
+            if let Value::Object(dp) = dp {
+                dp.insert(pod_name.to_string(), json!(now));
+            }
+        }
+        Ok(())
+    })
+    .await?;
+    Ok(())
+}
+
+/// Reads the object, lets `change` modify it, and writes it back with
+/// compare-and-swap, retrying on concurrent writes (upstream's
+/// `GuaranteedUpdate`). Used where the kind's own update rules (such as
+/// pod spec immutability) must not apply.
+pub async fn guaranteed_update(
+    store: &Store,
+    namespace: &str,
+    name: &str,
+    dry_run: bool,
+    mut change: impl FnMut(&mut Value) -> Result<(), ApiError>,
+) -> Result<Value, ApiError> {
+    let key = store.key(namespace, name);
+    let gr = store.def.group_resource();
+    for _ in 0..MAX_ATTEMPTS {
+        let Some(kv) = store
+            .storage()
+            .get(&key)
+            .await
+            .map_err(shared::registry::store::storage_error)?
+        else {
+            return Err(ApiError::not_found(gr, name));
+        };
+        let mut obj = store.decode(&kv)?;
+        change(&mut obj)?;
+        if dry_run {
+            return Ok(obj);
+        }
+        shared::registry::meta::remove(&mut obj, "resourceVersion");
+        let bytes = Bytes::from(serde_json::to_vec(&obj).map_err(ApiError::internal)?);
+        match store.storage().update(&key, kv.mod_revision, bytes).await {
+            Ok(rev) => {
+                shared::registry::meta::set(&mut obj, "resourceVersion", json!(rev.to_string()));
+                return Ok(obj);
+            }
+            Err(StorageError::Conflict { .. }) => continue,
+            Err(StorageError::NotFound) => return Err(ApiError::not_found(gr, name)),
+            Err(e) => return Err(shared::registry::store::storage_error(e)),
+        }
+    }
+    Err(ApiError::conflict(gr, name, ApiError::OPTIMISTIC_LOCK_MSG))
+}
+
+fn created_status() -> Value {
+    json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201})
+}
+
+/// Binds a pod to a node: sets `spec.nodeName` and the `PodScheduled`
+/// condition; 409 when it is already bound or being deleted.
+pub async fn bind(
+    store: &Store,
+    namespace: &str,
+    name: &str,
+    binding: &Value,
+    dry_run: bool,
+) -> SubresourceResult {
+    let gr = GroupResource {
+        group: "",
+        resource: "pods/binding",
+    };
+    let node = binding
+        .pointer("/target/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if node.is_empty() {
+        let err = shared::registry::validation::FieldError::required("target.name", "");
+        return Err(ApiError::invalid("", "Binding", name, &[err]));
+    }
+    let kind = binding
+        .pointer("/target/kind")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if !kind.is_empty() && kind != "Node" {
+        let err = shared::registry::validation::FieldError::not_supported(
+            "target.kind",
+            json!(kind),
+            &["Node"],
+        );
+        return Err(ApiError::invalid("", "Binding", name, &[err]));
+    }
+    let annotations = binding.pointer("/metadata/annotations").cloned();
+    guaranteed_update(store, namespace, name, dry_run, |pod| {
+        if shared::registry::meta::is_deleting(pod) {
+            return Err(ApiError::conflict(
+                gr,
+                name,
+                &format!("pod {name} is being deleted, cannot be assigned to a host"),
+            ));
+        }
+        let current = pod.pointer("/spec/nodeName").and_then(Value::as_str).unwrap_or("");
+        if !current.is_empty() {
+            return Err(ApiError::conflict(
+                gr,
+                name,
+                &format!("pod {name} is already assigned to node {current:?}"),
+            ));
+        }
+        if let Some(Value::Object(spec)) = pod.get_mut("spec") {
+            spec.insert("nodeName".into(), json!(node));
+        }
+        if let Some(Value::Object(add)) = &annotations {
+            let meta = shared::registry::meta::meta_mut(pod);
+            let ann = meta.entry("annotations").or_insert_with(|| json!({}));
+            if let Value::Object(a) = ann {
+                for (k, v) in add {
+                    a.insert(k.clone(), v.clone());
+                }
+            }
+        }
+        let now = shared::registry::meta::now_rfc3339();
+        let status = pod
+            .as_object_mut()
+            .map(|m| m.entry("status").or_insert_with(|| json!({})));
+        if let Some(Value::Object(st)) = status {
+            let conds = st.entry("conditions").or_insert_with(|| json!([]));
+            if let Value::Array(c) = conds {
+                c.retain(|x| x.get("type").and_then(Value::as_str) != Some("PodScheduled"));
+                c.push(json!({"type": "PodScheduled", "status": "True", "lastProbeTime": null, "lastTransitionTime": now}));
+            }
+        }
+        Ok(())
+    })
+    .await?;
+    Ok((201, created_status()))
+}
+
+fn binding_subresource() -> CustomSubresource {
+    CustomSubresource {
+        name: "binding",
+        verbs: &["create"],
+        kind: ("", "v1", "Binding"),
+        handler: Arc::new(|call: SubresourceCall<'_>| {
+            Box::pin(async move {
+                let body_name = call
+                    .body
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                if !body_name.is_empty() && body_name != call.name {
+                    return Err(ApiError::bad_request(format!(
+                        "the name of the object ({body_name}) does not match the name on the URL ({})",
+                        call.name
+                    )));
+                }
+                bind(
+                    call.store,
+                    call.namespace,
+                    call.name,
+                    &call.body,
+                    call.ctx.dry_run,
+                )
+                .await
+            })
+        }),
+    }
+}
+
+fn eviction_subresource() -> CustomSubresource {
+    CustomSubresource {
+        name: "eviction",
+        verbs: &["create"],
+        kind: ("policy", "v1", "Eviction"),
+        handler: Arc::new(|call: SubresourceCall<'_>| {
+            Box::pin(async move {
+                let body_name = call
+                    .body
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                if !body_name.is_empty() && body_name != call.name {
+                    return Err(ApiError::bad_request(format!(
+                        "name in URL does not match name in Eviction object: {} != {body_name}",
+                        call.name
+                    )));
+                }
+                let opts = call
+                    .body
+                    .get("deleteOptions")
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                let delete = DeleteOptions {
+                    grace_period_seconds: opts.get("gracePeriodSeconds").and_then(Value::as_i64),
+                    precondition_uid: opts
+                        .pointer("/preconditions/uid")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                    precondition_resource_version: opts
+                        .pointer("/preconditions/resourceVersion")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                    propagation_policy: None,
+                    dry_run: call.ctx.dry_run,
+                };
+                let pod = call.store.get(call.namespace, call.name).await?;
+                check_disruption_budget(&pod, call.ctx.dry_run).await?;
+                call.store
+                    .delete(call.namespace, call.name, &delete, &call.ctx)
+                    .await?;
+                Ok((201, created_status()))
+            })
+        }),
+    }
+}
+
+/// A tiny RFC 7386 JSON merge patch.
+fn merge_patch(target: &mut Value, patch: &Value) {
+    let Value::Object(p) = patch else {
+        *target = patch.clone();
+        return;
+    };
+    if !target.is_object() {
+        *target = json!({});
+    }
+    if let Value::Object(t) = target {
+        for (k, v) in p {
+            if v.is_null() {
+                t.remove(k);
+            } else {
+                merge_patch(t.entry(k.clone()).or_insert(Value::Null), v);
+            }
+        }
+    }
+}
+
+/// A subresource whose writes copy one part (`take`) of the sent object
+/// into the stored one; GET returns the whole object.
+fn part_subresource(
+    name: &'static str,
+    kind: (&'static str, &'static str, &'static str),
+    take: fn(&Value, &mut Value),
+) -> CustomSubresource {
+    CustomSubresource {
+        name,
+        verbs: &["get", "patch", "update"],
+        kind,
+        handler: Arc::new(move |call: SubresourceCall<'_>| {
+            Box::pin(async move {
+                if call.verb == "get" {
+                    return Ok((200, call.store.get(call.namespace, call.name).await?));
+                }
+                let body = call.body;
+                let verb = call.verb.to_string();
+                let updated = guaranteed_update(
+                    call.store,
+                    call.namespace,
+                    call.name,
+                    call.ctx.dry_run,
+                    |obj| {
+                        let rv = body
+                            .pointer("/metadata/resourceVersion")
+                            .and_then(Value::as_str)
+                            .unwrap_or("");
+                        let cur = obj
+                            .pointer("/metadata/resourceVersion")
+                            .and_then(Value::as_str)
+                            .unwrap_or("");
+                        if verb == "update" && !rv.is_empty() && rv != cur {
+                            let name = obj
+                                .pointer("/metadata/name")
+                                .and_then(Value::as_str)
+                                .unwrap_or("")
+                                .to_string();
+                            return Err(ApiError::conflict(
+                                GroupResource {
+                                    group: "",
+                                    resource: name.as_str(),
+                                },
+                                &name,
+                                ApiError::OPTIMISTIC_LOCK_MSG,
+                            ));
+                        }
+                        let sent = if verb == "update" {
+                            body.clone()
+                        } else {
+                            let mut v = obj.clone();
+                            merge_patch(&mut v, &body);
+                            v
+                        };
+                        take(&sent, obj);
+                        Ok(())
+                    },
+                )
+                .await?;
+                Ok((200, updated))
+            })
+        }),
+    }
+}
+
+fn take_ephemeral_containers(sent: &Value, obj: &mut Value) {
+    let v = sent.pointer("/spec/ephemeralContainers").cloned();
+    if let Some(Value::Object(spec)) = obj.get_mut("spec") {
+        match v {
+            Some(v) => spec.insert("ephemeralContainers".into(), v),
+            None => spec.remove("ephemeralContainers"),
+        };
+    }
+}
+
+fn take_conditions(sent: &Value, obj: &mut Value) {
+    let v = sent.pointer("/status/conditions").cloned();
+    let status = obj
+        .as_object_mut()
+        .map(|m| m.entry("status").or_insert_with(|| json!({})));
+    if let Some(Value::Object(st)) = status {
+        match v {
+            Some(v) => st.insert("conditions".into(), v),
+            None => st.remove("conditions"),
+        };
+    }
+}
+
+fn kubelet_subresource(name: &'static str, kind: &'static str) -> CustomSubresource {
+    CustomSubresource {
+        name,
+        verbs: if name == "log" {
+            &["get"]
+        } else {
+            &["create", "get"]
+        },
+        kind: ("", "v1", kind),
+        handler: Arc::new(move |call: SubresourceCall<'_>| {
+            Box::pin(async move {
+                // Existence first, as upstream.
+                call.store.get(call.namespace, call.name).await?;
+                Err(ApiError::service_unavailable(format!(
+                    "pods/{name} is not available: this API server has no connection to kubelets yet"
+                )))
+            })
+        }),
+    }
+}
+
+/// The pod subresources beyond status.
+pub fn pod_subresources() -> Vec<CustomSubresource> {
+    vec![
+        kubelet_subresource("attach", "PodAttachOptions"),
+        binding_subresource(),
+        part_subresource(
+            "ephemeralcontainers",
+            ("", "v1", "Pod"),
+            take_ephemeral_containers,
+        ),
+        eviction_subresource(),
+        kubelet_subresource("exec", "PodExecOptions"),
+        kubelet_subresource("log", "Pod"),
+        kubelet_subresource("portforward", "PodPortForwardOptions"),
+        kubelet_subresource("proxy", "PodProxyOptions"),
+    ]
+}
+
+/// `certificatesigningrequests/approval`: only `status.conditions` changes.
+pub fn csr_approval() -> CustomSubresource {
+    part_subresource(
+        "approval",
+        ("certificates.k8s.io", "v1", "CertificateSigningRequest"),
+        take_conditions,
+    )
+}
+
+/// The `bindings` resource (`POST /api/v1/namespaces/<ns>/bindings`),
+/// which binds the pod named by the Binding.
+pub fn register_bindings(groups: &mut shared::endpoints::discovery::GroupSet) {
+    let Some(pods) = groups.lookup("", "v1", "pods").cloned() else {
+        return;
+    };
+    let def = shared::registry::resource::ResourceDef::new("", "v1", "Binding", "bindings")
+        .verbs(&["create"]);
+    groups.add_handler(
+        def,
+        Arc::new(move |req, info| {
+            let pods = pods.clone();
+            Box::pin(async move {
+                let gr = GroupResource {
+                    group: "",
+                    resource: "bindings",
+                };
+                if info.verb != "create" || !info.name.is_empty() || info.namespace.is_empty() {
+                    return ApiError::method_not_supported(gr, &info.verb).into_response();
+                }
+                let dry_run = shared::endpoints::handlers::Query::from_uri(req.uri())
+                    .dry_run("CreateOptions");
+                let dry_run = match dry_run {
+                    Ok(d) => d,
+                    Err(e) => return e.into_response(),
+                };
+                let body = match shared::endpoints::handlers::read_body(req).await {
+                    Ok(b) => b,
+                    Err(e) => return e.into_response(),
+                };
+                let binding = match shared::endpoints::handlers::decode_json(&body) {
+                    Ok(b) => b,
+                    Err(e) => return e.into_response(),
+                };
+                let name = binding
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
+                if name.is_empty() {
+                    let err = shared::registry::validation::FieldError::required(
+                        "metadata.name",
+                        "name or generateName is required",
+                    );
+                    return ApiError::invalid("", "Binding", "", &[err]).into_response();
+                }
+                match bind(&pods, &info.namespace, &name, &binding, dry_run).await {
+                    Ok((code, v)) => shared::endpoints::handlers::json_response(code, &v, false),
+                    Err(e) => e.into_response(),
+                }
+            })
+        }),
+    );
+}
+
+/// `serviceaccounts/<name>/token` (TokenRequest): a signed JWT for the
+/// service account, accepted by the service account token authenticator.
+pub fn token_subresource(
+    signer: Arc<shared::authentication::service_account::TokenSigner>,
+    audiences: Vec<String>,
+) -> CustomSubresource {
+    CustomSubresource {
+        name: "token",
+        verbs: &["create"],
+        kind: ("authentication.k8s.io", "v1", "TokenRequest"),
+        handler: Arc::new(move |call: SubresourceCall<'_>| {
+            let signer = signer.clone();
+            let audiences = audiences.clone();
+            Box::pin(async move {
+                let sa = call.store.get(call.namespace, call.name).await?;
+                let mut spec = call.body.get("spec").cloned().unwrap_or_else(|| json!({}));
+                if !spec.is_object() {
+                    spec = json!({});
+                }
+                let auds: Vec<String> = match spec.get("audiences").and_then(Value::as_array) {
+                    Some(a) if !a.is_empty() => a
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect(),
+                    _ => audiences.clone(),
+                };
+                let exp_secs = spec
+                    .get("expirationSeconds")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(3600);
+                let path = "spec.expirationSeconds";
+                if exp_secs < 600 {
+                    let err = shared::registry::validation::FieldError::invalid(
+                        path,
+                        json!(exp_secs),
+                        "may not specify a duration less than 10 minutes",
+                    );
+                    return Err(ApiError::invalid(
+                        "authentication.k8s.io",
+                        "TokenRequest",
+                        call.name,
+                        &[err],
+                    ));
+                }
+                if exp_secs > 1 << 32 {
+                    let err = shared::registry::validation::FieldError::invalid(
+                        path,
+                        json!(exp_secs),
+                        "may not specify a duration larger than 2^32 seconds",
+                    );
+                    return Err(ApiError::invalid(
+                        "authentication.k8s.io",
+                        "TokenRequest",
+                        call.name,
+                        &[err],
+                    ));
+                }
+                let now = jiff::Timestamp::now().as_second();
+                let sa_uid = sa
+                    .pointer("/metadata/uid")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                let mut k8s = json!({
+                    "namespace": call.namespace,
+                    "serviceaccount": {"name": call.name, "uid": sa_uid},
+                });
+                if let Some(bound) = spec.get("boundObjectRef").filter(|b| b.is_object()) {
+                    let kind = bound.get("kind").and_then(Value::as_str).unwrap_or("");
+                    let field = match kind {
+                        "Pod" => "pod",
+                        "Secret" => "secret",
+                        "Node" => "node",
+                        other => {
+                            let err = shared::registry::validation::FieldError::not_supported(
+                                "spec.boundObjectRef.kind",
+                                json!(other),
+                                &["Node", "Pod", "Secret"],
+                            );
+                            return Err(ApiError::invalid(
+                                "authentication.k8s.io",
+                                "TokenRequest",
+                                call.name,
+                                &[err],
+                            ));
+                        }
+                    };
+                    k8s[field] = json!({
+                        "name": bound.get("name").cloned().unwrap_or(json!("")),
+                        "uid": bound.get("uid").cloned().unwrap_or(json!("")),
+                    });
+                }
+                let claims = json!({
+                    "aud": auds,
+                    "exp": now + exp_secs,
+                    "iat": now,
+                    "nbf": now,
+                    "jti": uuid::Uuid::new_v4().to_string(),
+                    "sub": format!("system:serviceaccount:{}:{}", call.namespace, call.name),
+                    "kubernetes.io": k8s,
+                });
+                let token = signer.sign(claims).map_err(ApiError::internal)?;
+                let expires = jiff::Timestamp::from_second(now + exp_secs)
+                    .map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
+                    .unwrap_or_default();
+                spec["audiences"] = json!(auds);
+                spec["expirationSeconds"] = json!(exp_secs);
+                if spec.get("boundObjectRef").is_none() {
+                    spec["boundObjectRef"] = Value::Null;
+                }
+                Ok((
+                    201,
+                    json!({
+                        "kind": "TokenRequest",
+                        "apiVersion": "authentication.k8s.io/v1",
+                        "metadata": {"name": call.name, "namespace": call.namespace, "creationTimestamp": null},
+                        "spec": spec,
+                        "status": {"token": token, "expirationTimestamp": expires},
+                    }),
+                ))
+            })
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_patches() {
+        let mut v = json!({"a": 1, "b": {"c": 2, "d": 3}});
+        merge_patch(&mut v, &json!({"b": {"c": null, "e": 4}, "f": [1]}));
+        assert_eq!(v, json!({"a": 1, "b": {"d": 3, "e": 4}, "f": [1]}));
+        let mut pod = json!({"spec": {"containers": []}});
+        take_ephemeral_containers(
+            &json!({"spec": {"ephemeralContainers": [{"name": "dbg"}], "containers": [{"name": "x"}]}}),
+            &mut pod,
+        );
+        assert_eq!(
+            pod,
+            json!({"spec": {"containers": [], "ephemeralContainers": [{"name": "dbg"}]}})
+        );
+    }
+}

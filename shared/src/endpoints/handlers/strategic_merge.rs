@@ -1,0 +1,325 @@
+//! Strategic merge patch (`application/strategic-merge-patch+json`), as
+//! kubectl apply/edit/patch send it for built-in kinds, driven by the
+//! `x-kubernetes-patch-strategy` and `x-kubernetes-patch-merge-key` of the
+//! OpenAPI schemas (upstream's `k8s.io/apimachinery/pkg/util/strategicpatch`).
+//!
+//! Supported: map merge with `null` deletion; lists merged by key
+//! (`patchStrategy: merge`) including `$patch: delete` items; merged
+//! primitive lists (union); `$patch: replace` and `$patch: delete` on maps
+//! and lists; `$retainKeys`; `$setElementOrder/<field>`;
+//! `$deleteFromPrimitiveList/<field>`. Other lists are replaced.
+
+use serde_json::{Map, Value};
+
+const REF_PREFIX: &str = "#/components/schemas/";
+
+/// Where schemas are looked up.
+pub struct Schemas<'a> {
+    pub components: &'a Map<String, Value>,
+}
+
+impl<'a> Schemas<'a> {
+    fn resolve(&self, schema: Option<&'a Value>) -> Option<&'a Value> {
+        let mut cur = schema?;
+        for _ in 0..16 {
+            let r = cur.get("$ref").and_then(Value::as_str).or_else(|| {
+                cur.get("allOf")
+                    .and_then(Value::as_array)
+                    .filter(|a| a.len() == 1)
+                    .and_then(|a| a[0].get("$ref"))
+                    .and_then(Value::as_str)
+            });
+            match r
+                .and_then(|r| r.strip_prefix(REF_PREFIX))
+                .and_then(|n| self.components.get(n))
+            {
+                Some(next) => cur = next,
+                None => return Some(cur),
+            }
+        }
+        Some(cur)
+    }
+
+    /// The (unresolved) schema of property `name` of the map schema.
+    fn property(&self, schema: Option<&'a Value>, name: &str) -> Option<&'a Value> {
+        let s = self.resolve(schema)?;
+        s.get("properties")
+            .and_then(|p| p.get(name))
+            .or_else(|| s.get("additionalProperties").filter(|a| a.is_object()))
+    }
+}
+
+/// Applies `patch` to `original` with strategic-merge semantics; `root` is
+/// the kind's schema (e.g. `{"$ref": "#/components/schemas/io.k8s.api.apps.v1.Deployment"}`).
+pub fn apply(
+    original: &Value,
+    patch: &Value,
+    root: &Value,
+    components: &Map<String, Value>,
+) -> Result<Value, String> {
+    let schemas = Schemas { components };
+    let mut out = original.clone();
+    merge_map(&mut out, patch, Some(root), &schemas)?;
+    Ok(out)
+}
+
+fn merge_map(
+    target: &mut Value,
+    patch: &Value,
+    schema: Option<&Value>,
+    s: &Schemas<'_>,
+) -> Result<(), String> {
+    let Value::Object(p) = patch else {
+        *target = patch.clone();
+        return Ok(());
+    };
+    match p.get("$patch").and_then(Value::as_str) {
+        Some("replace") => {
+            let mut m = p.clone();
+            m.remove("$patch");
+            *target = Value::Object(m);
+            return Ok(());
+        }
+        Some("delete") => {
+            *target = Value::Null;
+            return Ok(());
+        }
+        Some(other) if other != "merge" => return Err(format!("unknown patch type: {other}")),
+        _ => {}
+    }
+    if !target.is_object() {
+        *target = Value::Object(Map::new());
+    }
+    let Value::Object(t) = target else {
+        return Ok(());
+    };
+    // Directives first collected, then applied after the fields.
+    let mut orders: Vec<(String, Vec<Value>)> = Vec::new();
+    for (k, v) in p {
+        if k == "$patch" || k == "$retainKeys" {
+            continue;
+        }
+        if let Some(field) = k.strip_prefix("$setElementOrder/") {
+            orders.push((field.to_string(), v.as_array().cloned().unwrap_or_default()));
+            continue;
+        }
+        if let Some(field) = k.strip_prefix("$deleteFromPrimitiveList/") {
+            let remove: Vec<Value> = v.as_array().cloned().unwrap_or_default();
+            if let Some(Value::Array(a)) = t.get_mut(field) {
+                a.retain(|x| !remove.contains(x));
+            }
+            continue;
+        }
+        if k.starts_with('$') {
+            continue;
+        }
+        if v.is_null() {
+            t.remove(k);
+            continue;
+        }
+        let prop = s.property(schema, k);
+        let strategy = s
+            .resolve(prop)
+            .and_then(|r| r.get("x-kubernetes-patch-strategy"))
+            .or_else(|| prop.and_then(|p| p.get("x-kubernetes-patch-strategy")))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let merge_key = prop
+            .and_then(|p| p.get("x-kubernetes-patch-merge-key"))
+            .and_then(Value::as_str);
+        match v {
+            Value::Object(_) => {
+                let entry = t.entry(k.clone()).or_insert(Value::Null);
+                merge_map(entry, v, prop, s)?;
+                if entry.is_null() {
+                    t.remove(k);
+                }
+            }
+            Value::Array(items) if strategy.split(',').any(|x| x == "merge") => {
+                let item_schema = s.resolve(prop).and_then(|r| r.get("items"));
+                let entry = t
+                    .entry(k.clone())
+                    .or_insert_with(|| Value::Array(Vec::new()));
+                if !entry.is_array() {
+                    *entry = Value::Array(Vec::new());
+                }
+                merge_list(entry, items, merge_key, item_schema, s)?;
+            }
+            _ => {
+                t.insert(k.clone(), strip_directives(v));
+            }
+        }
+    }
+    if let Some(Value::Array(keep)) = p.get("$retainKeys") {
+        let keep: Vec<&str> = keep.iter().filter_map(Value::as_str).collect();
+        t.retain(|k, _| keep.contains(&k.as_str()));
+    }
+    for (field, order) in orders {
+        let merge_key = s
+            .property(schema, &field)
+            .and_then(|p| p.get("x-kubernetes-patch-merge-key"))
+            .and_then(Value::as_str);
+        if let Some(Value::Array(list)) = t.get_mut(&field) {
+            reorder(list, &order, merge_key);
+        }
+    }
+    Ok(())
+}
+
+fn key_of<'v>(item: &'v Value, key: Option<&str>) -> Option<&'v Value> {
+    match key {
+        Some(k) => item.get(k),
+        None => Some(item),
+    }
+}
+
+fn merge_list(
+    target: &mut Value,
+    patch: &[Value],
+    merge_key: Option<&str>,
+    item_schema: Option<&Value>,
+    s: &Schemas<'_>,
+) -> Result<(), String> {
+    let Value::Array(list) = target else {
+        return Ok(());
+    };
+    // `$patch: replace` as an item replaces the whole list.
+    if patch
+        .iter()
+        .any(|i| i.get("$patch").and_then(Value::as_str) == Some("replace"))
+    {
+        *list = patch
+            .iter()
+            .filter(|i| i.get("$patch").is_none())
+            .map(strip_directives)
+            .collect();
+        return Ok(());
+    }
+    for item in patch {
+        let is_object = item.is_object();
+        if !is_object || merge_key.is_none() {
+            // Primitive (or keyless) merged list: union.
+            if !list.contains(item) {
+                list.push(strip_directives(item));
+            }
+            continue;
+        }
+        let key = key_of(item, merge_key).cloned();
+        let pos = key
+            .as_ref()
+            .and_then(|k| list.iter().position(|x| key_of(x, merge_key) == Some(k)));
+        if item.get("$patch").and_then(Value::as_str) == Some("delete") {
+            if let Some(i) = pos {
+                list.remove(i);
+            }
+            continue;
+        }
+        match pos {
+            Some(i) => merge_map(&mut list[i], item, item_schema, s)?,
+            None => list.push(strip_directives(item)),
+        }
+    }
+    Ok(())
+}
+
+/// Orders `list` as `order` names its items (by merge key, or by value for
+/// primitives); items not named keep their relative order after them, as
+/// upstream places server-only items.
+fn reorder(list: &mut Vec<Value>, order: &[Value], merge_key: Option<&str>) {
+    let rank = |item: &Value| {
+        let k = match merge_key {
+            Some(mk) => item.get(mk),
+            None => Some(item),
+        };
+        order
+            .iter()
+            .position(|o| match merge_key {
+                Some(mk) => o.get(mk) == k,
+                None => Some(o) == k,
+            })
+            .unwrap_or(usize::MAX)
+    };
+    let mut indexed: Vec<(usize, usize, Value)> = list
+        .drain(..)
+        .enumerate()
+        .map(|(i, v)| (rank(&v), i, v))
+        .collect();
+    indexed.sort_by_key(|(r, i, _)| (*r, *i));
+    list.extend(indexed.into_iter().map(|(_, _, v)| v));
+}
+
+/// A patch value without SMP directives, for values inserted as they are.
+fn strip_directives(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(k, _)| !k.starts_with('$'))
+                .map(|(k, v)| (k.clone(), strip_directives(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(strip_directives).collect()),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn components() -> Map<String, Value> {
+        serde_json::from_value(json!({
+            "D": {"type": "object", "properties": {
+                "metadata": {"$ref": "#/components/schemas/M"},
+                "spec": {"allOf": [{"$ref": "#/components/schemas/S"}]}}},
+            "M": {"type": "object", "properties": {
+                "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                "finalizers": {"type": "array", "items": {"type": "string"}, "x-kubernetes-patch-strategy": "merge"}}},
+            "S": {"type": "object", "properties": {
+                "containers": {"type": "array", "items": {"$ref": "#/components/schemas/C"},
+                    "x-kubernetes-patch-merge-key": "name", "x-kubernetes-patch-strategy": "merge"},
+                "args": {"type": "array", "items": {"type": "string"}}}},
+            "C": {"type": "object", "properties": {
+                "name": {"type": "string"}, "image": {"type": "string"},
+                "ports": {"type": "array", "items": {"type": "object"},
+                    "x-kubernetes-patch-merge-key": "containerPort", "x-kubernetes-patch-strategy": "merge"}}}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn kubectl_apply_patches() {
+        let root = json!({"$ref": "#/components/schemas/D"});
+        let orig = json!({"metadata": {"labels": {"a": "1", "b": "2"}, "finalizers": ["x"]},
+            "spec": {"args": ["1", "2"], "containers": [
+                {"name": "app", "image": "nginx:1", "ports": [{"containerPort": 80}]},
+                {"name": "side", "image": "busybox"}]}});
+        let patch = json!({"metadata": {"labels": {"b": null, "c": "3"}, "finalizers": ["y"]},
+            "spec": {"args": ["3"],
+                "$setElementOrder/containers": [{"name": "side"}, {"name": "app"}, {"name": "new"}],
+                "containers": [{"name": "app", "image": "nginx:2"}, {"name": "new", "image": "x"}]}});
+        let out = apply(&orig, &patch, &root, &components()).unwrap();
+        assert_eq!(out["metadata"]["labels"], json!({"a": "1", "c": "3"}));
+        assert_eq!(out["metadata"]["finalizers"], json!(["x", "y"]));
+        assert_eq!(out["spec"]["args"], json!(["3"]));
+        assert_eq!(
+            out["spec"]["containers"],
+            json!([{"name": "side", "image": "busybox"},
+                   {"name": "app", "image": "nginx:2", "ports": [{"containerPort": 80}]},
+                   {"name": "new", "image": "x"}])
+        );
+        assert!(out["spec"].get("$setElementOrder/containers").is_none());
+
+        let del = json!({"spec": {"containers": [{"name": "side", "$patch": "delete"}]}});
+        let out = apply(&orig, &del, &root, &components()).unwrap();
+        assert_eq!(out["spec"]["containers"].as_array().unwrap().len(), 1);
+
+        let rep = json!({"metadata": {"labels": {"$patch": "replace", "z": "9"}}});
+        let out = apply(&orig, &rep, &root, &components()).unwrap();
+        assert_eq!(out["metadata"]["labels"], json!({"z": "9"}));
+
+        let dfl = json!({"metadata": {"$deleteFromPrimitiveList/finalizers": ["x"]}});
+        let out = apply(&orig, &dfl, &root, &components()).unwrap();
+        assert_eq!(out["metadata"]["finalizers"], json!([]));
+    }
+}
