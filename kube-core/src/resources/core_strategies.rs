@@ -118,6 +118,15 @@ impl Strategy for PodStrategy {
         }
     }
 
+    fn on_read(&self, obj: &mut Value) -> Result<(), shared::endpoints::status::ApiError> {
+        // Objects written by other servers (or older versions) are defaulted
+        // on read, as upstream's decoder does, so updates compare like with like.
+        if let Some(spec) = obj.get_mut("spec") {
+            default_pod_spec(spec);
+        }
+        Ok(())
+    }
+
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
         validate_pod_spec(
             obj.get("spec").unwrap_or(&Value::Null),

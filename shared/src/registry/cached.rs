@@ -35,6 +35,7 @@ struct StoreCodec {
 impl Codec for StoreCodec {
     fn cache(&self, kv: &KeyValue, revision: i64) -> Result<CachedObject, String> {
         let mut obj = crate::protobuf::decode_from_storage(&kv.value)?;
+        self.def.strategy.on_read(&mut obj).map_err(|e| e.message)?;
         meta::set(
             &mut obj,
             "resourceVersion",

@@ -589,8 +589,19 @@ spec:
     })
     .await;
     assert!(ok, "the remote APIService still served without its Service");
-    let (_, out, _) = tc
-        .kubectl(&["get", "apiservice", "v1.discovery.k8s.io", "--no-headers"])
-        .await;
-    assert!(out.contains("False (ServiceNotFound)"), "{out}");
+    let mut out = String::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let mut ok = false;
+    while tokio::time::Instant::now() < deadline {
+        out = tc
+            .kubectl(&["get", "apiservice", "v1.discovery.k8s.io", "--no-headers"])
+            .await
+            .1;
+        if out.contains("False (ServiceNotFound)") {
+            ok = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    assert!(ok, "{out}");
 }

@@ -432,10 +432,6 @@ async fn dispatch(rest: &RestRequest<'_>, req: Request) -> Result<Response, ApiE
         if !known || info.name.is_empty() {
             return Err(ApiError::path_not_found());
         }
-        // `/scale` is a view of another kind: served by the tier that declares it.
-        if info.subresource == "scale" {
-            return Err(ApiError::path_not_found());
-        }
         if !matches!(info.verb.as_str(), "get" | "update" | "patch") {
             return Err(ApiError::method_not_supported(
                 def.group_resource(),
