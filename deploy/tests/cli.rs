@@ -210,7 +210,12 @@ fn background_up_status_down() {
     }
     ports_free(&env.ports);
     let log = std::fs::read_to_string(env.state.join("logs/supervisor.log")).unwrap();
-    assert!(log.contains("cluster stopped"), "{log}");
+    // "cluster stopped", or "everything stopped" when the signal reached the
+    // supervisor while it was still confirming readiness: both are clean stops.
+    assert!(
+        log.contains("cluster stopped") || log.contains("everything stopped"),
+        "{log}"
+    );
 
     let out = env.run("down", &[]);
     assert!(out.status.success(), "{}", text(&out));

@@ -7,10 +7,27 @@ use std::time::Duration;
 
 use deploy::{Cluster, ClusterConfig, Ports};
 
+/// How many clusters (etcd + three tiers each) the tests run at once: the
+/// machine has 2 cores, and a cluster per test thread starves them all.
+/// `E2E_MAX_CLUSTERS` overrides it.
+static CLUSTERS: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
+
+fn cluster_slots() -> &'static tokio::sync::Semaphore {
+    CLUSTERS.get_or_init(|| {
+        let n = std::env::var("E2E_MAX_CLUSTERS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(3);
+        tokio::sync::Semaphore::new(n)
+    })
+}
+
 /// A running cluster in a temporary directory; everything stops on drop.
 pub struct TestCluster {
     pub cluster: Cluster,
     dir: tempfile::TempDir,
+    // Dropped last: the slot frees once the cluster is gone.
+    _slot: tokio::sync::SemaphorePermit<'static>,
 }
 
 /// How a raw HTTPS client authenticates.
@@ -30,6 +47,10 @@ pub enum Auth {
 impl TestCluster {
     /// Starts a fresh cluster.
     pub async fn start() -> TestCluster {
+        let slot = cluster_slots()
+            .acquire()
+            .await
+            .expect("cluster slots are never closed");
         let dir = tempfile::tempdir().expect("tempdir");
         let mut cfg = ClusterConfig::new(dir.path().join("state"));
         cfg.ports = Ports::free().expect("free ports");
@@ -37,7 +58,11 @@ impl TestCluster {
             Ok(c) => c,
             Err(e) => panic!("starting the cluster: {e:#}"),
         };
-        TestCluster { cluster, dir }
+        TestCluster {
+            cluster,
+            dir,
+            _slot: slot,
+        }
     }
 
     /// The kubeconfig path.
