@@ -253,14 +253,11 @@ impl Store {
                     });
                     return Ok(Some(out));
                 }
-                Err(0) => return Ok(None),
-                Err(oldest) => {
-                    let (tx, out) = mpsc::channel(1);
-                    let err =
-                        ApiError::expired(format!("too old resource version: {n} ({oldest})"));
-                    let _ = tx.try_send(CachedWatchEvent::Error(err));
-                    return Ok(Some(out));
-                }
+                // Not ready, or older than the window (e.g. right after a
+                // restart): etcd still holds the history until it is
+                // compacted, so the caller watches etcd instead of sending
+                // every client back to relist.
+                Err(_) => return Ok(None),
             }
         };
         let (tx, out) = mpsc::channel(256);

@@ -124,6 +124,7 @@ impl TestCluster {
         tokio::process::Command::new("kubectl")
             .args(args)
             .env("KUBECONFIG", self.kubeconfig())
+            .env("KUBECACHEDIR", self.dir.path().join("kube-cache"))
             .env("HOME", self.dir.path())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
@@ -178,6 +179,33 @@ impl TestCluster {
             }
         }
         b.build().expect("http client")
+    }
+
+    /// Starts one more kube-core against the cluster's etcd, on `port` or a
+    /// free one (a second replica, as operators run them).
+    pub fn extra_kube_core(&self, port: Option<u16>) -> (tokio::process::Child, u16) {
+        let port = port.unwrap_or_else(|| {
+            std::net::TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .map(|a| a.port())
+                .expect("free port")
+        });
+        let mut ports = self.cluster.ports();
+        ports.kube_core = port;
+        let args = deploy::tier_args(deploy::Tier::KubeCore, self.cluster.pki(), &ports, &[]);
+        let bin = self
+            .cluster
+            .config()
+            .bin_dir
+            .join(deploy::Tier::KubeCore.binary_name());
+        let child = tokio::process::Command::new(bin)
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("starting another kube-core");
+        (child, port)
     }
 
     /// The aggregator's URL joined with `path`.

@@ -15,3 +15,4 @@ mod resilience;
 mod rest;
 mod services;
 mod watch;
+mod watch_cache;

@@ -4,39 +4,14 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use deploy::{tier_args, Tier};
 use serde_json::{json, Value};
 
 use crate::harness::{eventually, Auth, TestCluster};
 
-/// Starts a second kube-core on a free port against the cluster's etcd.
-fn second_kube_core(c: &TestCluster) -> (tokio::process::Child, u16) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free port");
-    let mut ports = c.cluster.ports();
-    ports.kube_core = port;
-    let args = tier_args(Tier::KubeCore, c.cluster.pki(), &ports, &[]);
-    let bin = c
-        .cluster
-        .config()
-        .bin_dir
-        .join(Tier::KubeCore.binary_name());
-    let child = tokio::process::Command::new(bin)
-        .args(args)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("starting a second kube-core");
-    (child, port)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_kube_cores_never_assign_one_cluster_ip_twice() {
     let c = TestCluster::start().await;
-    let (_second, port) = second_kube_core(&c);
+    let (_second, port) = c.extra_kube_core(None);
     let http = c.http(Auth::AdminCert);
     let urls = [
         c.cluster.kube_core_url(),
