@@ -1,6 +1,8 @@
 //! Resources and the generic store that serves them.
 
 pub mod cached;
+pub mod delete;
+pub mod list;
 pub mod meta;
 pub mod resource;
 pub mod store;

@@ -19,13 +19,11 @@ use super::validation::{validate_object_meta, validate_object_meta_update, Field
 use crate::admission::{AdmissionChain, Attributes, Operation};
 use crate::authentication::UserInfo;
 use crate::endpoints::status::ApiError;
-use crate::selection::fields::FieldSelector;
-use crate::selection::labels::LabelSelector;
-use crate::storage::{EtcdStorage, KeyValue, ListRequest, StorageError};
+use crate::storage::{EtcdStorage, KeyValue, StorageError};
 
 /// How many times an update without a client `resourceVersion` is retried
 /// when it races with another writer.
-const MAX_UPDATE_ATTEMPTS: usize = 32;
+pub(crate) const MAX_UPDATE_ATTEMPTS: usize = 32;
 /// How many names `generateName` tries before giving up.
 const GENERATE_NAME_ATTEMPTS: usize = 8;
 /// Upstream's limit for the generateName prefix.
@@ -38,51 +36,8 @@ pub struct WriteContext {
     pub dry_run: bool,
 }
 
-/// Parsed list/watch selection options.
-#[derive(Clone, Default)]
-pub struct ListOptions {
-    pub label_selector: Option<LabelSelector>,
-    pub field_selector: Option<FieldSelector>,
-    pub limit: Option<i64>,
-    pub continue_token: Option<String>,
-    pub resource_version: Option<String>,
-    pub resource_version_match: Option<String>,
-}
-
-impl ListOptions {
-    /// Whether any selector restricts the result.
-    pub fn has_selector(&self) -> bool {
-        self.label_selector.as_ref().is_some_and(|s| !s.is_empty())
-            || self.field_selector.as_ref().is_some_and(|s| !s.is_empty())
-    }
-}
-
-/// One page of a list.
-pub struct ListPage {
-    pub items: Vec<Value>,
-    pub resource_version: i64,
-    pub continue_token: Option<String>,
-    pub remaining_item_count: Option<i64>,
-}
-
-/// `DeleteOptions`, from the body and the query.
-#[derive(Clone, Debug, Default)]
-pub struct DeleteOptions {
-    pub grace_period_seconds: Option<i64>,
-    pub precondition_uid: Option<String>,
-    pub precondition_resource_version: Option<String>,
-    pub propagation_policy: Option<String>,
-    pub dry_run: bool,
-}
-
-/// What a delete did.
-pub enum DeleteOutcome {
-    /// The object is gone; this was its last state.
-    Deleted(Value),
-    /// The object was marked for deletion (finalizers or a grace period) and
-    /// still exists in this state.
-    Pending(Value),
-}
+pub use super::delete::{DeleteOptions, DeleteOutcome};
+pub use super::list::{field_value, ListOptions, ListPage};
 
 /// How an update computes the new object from the current one.
 pub enum UpdateKind<'a> {
@@ -96,9 +51,9 @@ pub enum UpdateKind<'a> {
 #[derive(Clone)]
 pub struct Store {
     pub def: Arc<ResourceDef>,
-    storage: EtcdStorage,
-    prefix: String,
-    admission: AdmissionChain,
+    pub(crate) storage: EtcdStorage,
+    pub(crate) prefix: String,
+    pub(crate) admission: AdmissionChain,
     cache: Option<Arc<crate::storage::cacher::WatchCache>>,
 }
 
@@ -189,7 +144,7 @@ impl Store {
     /// kinds as upstream's protobuf, others as JSON (see
     /// [`crate::protobuf::encode_for_storage`]). A value a built-in kind's
     /// field cannot hold is a 400, as upstream's decoder rejects it.
-    fn encode(&self, obj: &mut Value) -> Result<Bytes, ApiError> {
+    pub(crate) fn encode(&self, obj: &mut Value) -> Result<Bytes, ApiError> {
         if let Some(mut stored) = self.def.strategy.for_storage(obj)? {
             meta::remove(&mut stored, "resourceVersion");
             return serde_json::to_vec(&stored)
@@ -207,22 +162,22 @@ impl Store {
         bytes.map(Bytes::from)
     }
 
-    fn set_type_meta(&self, obj: &mut Value) {
+    pub(crate) fn set_type_meta(&self, obj: &mut Value) {
         if let Value::Object(m) = obj {
             m.insert("apiVersion".into(), Value::String(self.def.api_version()));
             m.insert("kind".into(), Value::String(self.def.kind.clone()));
         }
     }
 
-    fn not_found(&self, name: &str) -> ApiError {
+    pub(crate) fn not_found(&self, name: &str) -> ApiError {
         ApiError::not_found(self.def.group_resource(), name)
     }
 
-    fn invalid(&self, name: &str, errors: &[FieldError]) -> ApiError {
+    pub(crate) fn invalid(&self, name: &str, errors: &[FieldError]) -> ApiError {
         ApiError::invalid(&self.def.group, &self.def.kind, name, errors)
     }
 
-    fn conflict(&self, name: &str) -> ApiError {
+    pub(crate) fn conflict(&self, name: &str) -> ApiError {
         ApiError::conflict(
             self.def.group_resource(),
             name,
@@ -244,7 +199,11 @@ impl Store {
     }
 
     /// Checks the namespace of a body against the request's.
-    fn reconcile_namespace(&self, obj: &mut Value, namespace: &str) -> Result<(), ApiError> {
+    pub(crate) fn reconcile_namespace(
+        &self,
+        obj: &mut Value,
+        namespace: &str,
+    ) -> Result<(), ApiError> {
         if self.def.namespaced {
             let body_ns = meta::namespace(obj);
             if body_ns.is_empty() {
@@ -605,313 +564,6 @@ impl Store {
             }
         }
     }
-
-    /// DELETE one object, honouring preconditions, finalizers and grace periods.
-    pub async fn delete(
-        &self,
-        namespace: &str,
-        name: &str,
-        opts: &DeleteOptions,
-        ctx: &WriteContext,
-    ) -> Result<DeleteOutcome, ApiError> {
-        let key = self.key(namespace, name);
-        for _ in 0..MAX_UPDATE_ATTEMPTS {
-            let Some(kv) = self.storage.get(&key).await.map_err(storage_error)? else {
-                return Err(self.not_found(name));
-            };
-            let mut obj = self.decode(&kv)?;
-            if let Some(uid) = &opts.precondition_uid {
-                if uid != meta::uid(&obj) {
-                    return Err(ApiError::conflict(
-                        self.def.group_resource(),
-                        name,
-                        &format!(
-                            "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
-                            meta::uid(&obj)
-                        ),
-                    ));
-                }
-            }
-            if let Some(rv) = &opts.precondition_resource_version {
-                if *rv != kv.mod_revision.to_string() {
-                    return Err(ApiError::conflict(
-                        self.def.group_resource(),
-                        name,
-                        &format!(
-                            "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in meta: {}",
-                            kv.mod_revision
-                        ),
-                    ));
-                }
-            }
-            let attrs = Attributes {
-                operation: Operation::Delete,
-                resource: &self.def,
-                subresource: "",
-                namespace,
-                name,
-                object: None,
-                old_object: Some(&obj),
-                user: ctx.user.as_ref(),
-                dry_run: ctx.dry_run,
-            };
-            self.admission.admit(&attrs).await?;
-
-            let grace = opts
-                .grace_period_seconds
-                .or_else(|| self.def.strategy.default_grace_period(&obj))
-                .filter(|g| *g > 0);
-            let already_deleting = meta::is_deleting(&obj);
-            // Kept when metadata finalizers remain or the kind has pending work
-            // of its own (a namespace's spec.finalizers).
-            let has_finalizers = !meta::finalizers(&obj).is_empty() || {
-                let mut probe = obj.clone();
-                let retain = self.def.strategy.retain_on_delete(&mut probe);
-                if retain && !already_deleting {
-                    obj = probe;
-                }
-                retain
-            };
-            if already_deleting {
-                if has_finalizers {
-                    return Ok(DeleteOutcome::Pending(obj));
-                }
-                // Gracefully deleting: only a shorter grace period changes anything.
-                let current = obj
-                    .get("metadata")
-                    .and_then(|m| m.get("deletionGracePeriodSeconds"))
-                    .and_then(Value::as_i64)
-                    .unwrap_or(0);
-                if grace.is_some_and(|g| g >= current) {
-                    return Ok(DeleteOutcome::Pending(obj));
-                }
-            }
-            if grace.is_some() || has_finalizers {
-                let g = grace.unwrap_or(0);
-                {
-                    let m = meta::meta_mut(&mut obj);
-                    m.insert(
-                        "deletionTimestamp".into(),
-                        Value::String(meta::rfc3339_in(g)),
-                    );
-                    m.insert("deletionGracePeriodSeconds".into(), json!(g));
-                    if let Some(gen) = m
-                        .get("generation")
-                        .and_then(Value::as_i64)
-                        .filter(|g| *g > 0)
-                    {
-                        m.insert("generation".into(), json!(gen + 1));
-                    }
-                }
-                if g == 0 && !has_finalizers {
-                    // fall through to the real delete below
-                } else {
-                    if opts.dry_run || ctx.dry_run {
-                        return Ok(DeleteOutcome::Pending(obj));
-                    }
-                    let bytes = self.encode(&mut obj)?;
-                    match self.storage.update(&key, kv.mod_revision, bytes).await {
-                        Ok(rev) => {
-                            meta::set(&mut obj, "resourceVersion", Value::String(rev.to_string()));
-                            return Ok(DeleteOutcome::Pending(obj));
-                        }
-                        Err(StorageError::Conflict { .. }) => continue,
-                        Err(StorageError::NotFound) => return Err(self.not_found(name)),
-                        Err(e) => return Err(storage_error(e)),
-                    }
-                }
-            }
-            if opts.dry_run || ctx.dry_run {
-                return Ok(DeleteOutcome::Deleted(obj));
-            }
-            match self.storage.delete(&key, Some(kv.mod_revision)).await {
-                Ok((_, rev)) => {
-                    self.def.strategy.release(&obj).await;
-                    meta::set(&mut obj, "resourceVersion", Value::String(rev.to_string()));
-                    return Ok(DeleteOutcome::Deleted(obj));
-                }
-                Err(StorageError::Conflict { .. })
-                    if opts.precondition_resource_version.is_none() =>
-                {
-                    continue
-                }
-                Err(StorageError::Conflict { .. }) => return Err(self.conflict(name)),
-                Err(StorageError::NotFound) => return Err(self.not_found(name)),
-                Err(e) => return Err(storage_error(e)),
-            }
-        }
-        Err(self.conflict(name))
-    }
-
-    /// Checks that every field of a field selector is selectable here.
-    pub fn check_field_selector(&self, sel: &FieldSelector) -> Result<(), ApiError> {
-        for f in sel.fields() {
-            if f != "metadata.name"
-                && f != "metadata.namespace"
-                && !self.def.selectable_fields.iter().any(|s| s == f)
-            {
-                return Err(ApiError::bad_request(format!(
-                    "field label not supported: {f}"
-                )));
-            }
-        }
-        Ok(())
-    }
-
-    /// Whether an object matches the selectors of `opts`.
-    pub fn matches(&self, obj: &Value, opts: &ListOptions) -> bool {
-        if let Some(ls) = &opts.label_selector {
-            if !ls.matches(meta::labels(obj)) {
-                return false;
-            }
-        }
-        if let Some(fs) = &opts.field_selector {
-            return fs.matches(|field| Some(field_value(obj, field)));
-        }
-        true
-    }
-
-    /// LIST with selectors and `limit`/`continue`.
-    pub async fn list(&self, namespace: &str, opts: &ListOptions) -> Result<ListPage, ApiError> {
-        if let Some(fs) = &opts.field_selector {
-            self.check_field_selector(fs)?;
-        }
-        let prefix = self.list_prefix(namespace);
-        let (mut start_key, mut revision) = (None, None);
-        if let Some(token) = opts.continue_token.as_deref().filter(|t| !t.is_empty()) {
-            let (rv, start) =
-                crate::storage::decode_continue(token, &prefix).map_err(|e| match e {
-                    StorageError::InvalidContinue(m) => {
-                        ApiError::bad_request(format!("invalid continue token: {m}"))
-                    }
-                    other => storage_error(other),
-                })?;
-            start_key = Some(start);
-            revision = Some(rv);
-        } else if let Some(rv) = opts
-            .resource_version
-            .as_deref()
-            .filter(|rv| !rv.is_empty() && *rv != "0")
-        {
-            let rv: i64 = rv
-                .parse()
-                .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv}")))?;
-            if opts.resource_version_match.as_deref() == Some("Exact") {
-                revision = Some(rv);
-            }
-        }
-        let limit = opts.limit.filter(|l| *l > 0);
-        let selecting = opts.has_selector();
-        let mut items = Vec::new();
-        loop {
-            let page_size = limit.map(|l| {
-                if selecting {
-                    (l * 2).clamp(l, 10_000)
-                } else {
-                    l
-                }
-            });
-            let req = ListRequest {
-                prefix: prefix.clone(),
-                start_key: start_key.clone(),
-                revision,
-                limit: page_size,
-            };
-            let resp = self.storage.list(&req).await.map_err(|e| match e {
-                StorageError::Expired { .. } if opts.continue_token.is_some() => ApiError::expired(
-                    "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
-                ),
-                other => storage_error(other),
-            })?;
-            revision = Some(resp.revision);
-            let mut last_key = None;
-            let mut examined = 0;
-            for kv in &resp.items {
-                examined += 1;
-                last_key = Some(kv.key.clone());
-                let obj = self.decode(kv)?;
-                if self.matches(&obj, opts) {
-                    items.push(obj);
-                    if limit.is_some_and(|l| items.len() as i64 >= l) {
-                        break;
-                    }
-                }
-            }
-            let rv = resp.revision;
-            let more = resp.more || examined < resp.items.len();
-            let full = limit.is_some_and(|l| items.len() as i64 >= l);
-            if !more || limit.is_none() {
-                return Ok(ListPage {
-                    items,
-                    resource_version: rv,
-                    continue_token: None,
-                    remaining_item_count: None,
-                });
-            }
-            let Some(last) = last_key else {
-                return Ok(ListPage {
-                    items,
-                    resource_version: rv,
-                    continue_token: None,
-                    remaining_item_count: None,
-                });
-            };
-            let next = format!("{last}\u{0}");
-            if full {
-                let suffix = next.strip_prefix(&prefix).unwrap_or(&next);
-                let remaining = (!selecting)
-                    .then(|| resp.remaining + (resp.items.len() - examined) as i64)
-                    .filter(|r| *r > 0);
-                return Ok(ListPage {
-                    items,
-                    resource_version: rv,
-                    continue_token: Some(crate::storage::encode_continue(rv, suffix)),
-                    remaining_item_count: remaining,
-                });
-            }
-            start_key = Some(next);
-        }
-    }
-
-    /// DELETE on a collection: deletes every matching object, returning them.
-    pub async fn delete_collection(
-        &self,
-        namespace: &str,
-        list: &ListOptions,
-        opts: &DeleteOptions,
-        ctx: &WriteContext,
-    ) -> Result<Vec<Value>, ApiError> {
-        let mut all = ListOptions {
-            limit: None,
-            continue_token: None,
-            ..list.clone()
-        };
-        all.resource_version = None;
-        let page = self.list(namespace, &all).await?;
-        let mut deleted = Vec::new();
-        for obj in page.items {
-            let (ns, name) = (
-                meta::namespace(&obj).to_string(),
-                meta::name(&obj).to_string(),
-            );
-            match self.delete(&ns, &name, opts, ctx).await {
-                Ok(DeleteOutcome::Deleted(o)) | Ok(DeleteOutcome::Pending(o)) => deleted.push(o),
-                Err(e) if e.code == 404 => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(deleted)
-    }
-}
-
-/// The value of a selectable field (`""` when absent, as upstream).
-pub fn field_value(obj: &Value, field: &str) -> String {
-    match super::table::lookup(obj, field) {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Bool(b)) => b.to_string(),
-        Some(Value::Number(n)) => n.to_string(),
-        _ => String::new(),
-    }
 }
 
 /// Whether anything but metadata and status differs.
@@ -929,7 +581,7 @@ fn spec_changed(new: &Value, old: &Value) -> bool {
 
 /// Whether a graceful deletion's period is over (finalizer-driven deletes
 /// have period 0).
-fn grace_elapsed(obj: &Value) -> bool {
+pub(crate) fn grace_elapsed(obj: &Value) -> bool {
     obj.get("metadata")
         .and_then(|m| m.get("deletionGracePeriodSeconds"))
         .and_then(Value::as_i64)

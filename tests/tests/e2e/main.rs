@@ -4,6 +4,7 @@
 mod aggregator;
 mod auth;
 mod builtins;
+mod builtins_subresources;
 mod crd_conversion;
 mod crd_runtime;
 mod crds;

@@ -1,0 +1,200 @@
+//! DELETE on the generic store: preconditions, finalizers, graceful
+//! deletion, and deleting collections.
+
+use serde_json::{json, Value};
+
+use super::meta;
+use super::store::{storage_error, Store, WriteContext, MAX_UPDATE_ATTEMPTS};
+use crate::admission::{Attributes, Operation};
+use crate::endpoints::status::ApiError;
+use crate::storage::StorageError;
+
+use super::list::ListOptions;
+
+/// `DeleteOptions`, from the body and the query.
+#[derive(Clone, Debug, Default)]
+pub struct DeleteOptions {
+    pub grace_period_seconds: Option<i64>,
+    pub precondition_uid: Option<String>,
+    pub precondition_resource_version: Option<String>,
+    pub propagation_policy: Option<String>,
+    pub dry_run: bool,
+}
+
+/// What a delete did.
+pub enum DeleteOutcome {
+    /// The object is gone; this was its last state.
+    Deleted(Value),
+    /// The object was marked for deletion (finalizers or a grace period) and
+    /// still exists in this state.
+    Pending(Value),
+}
+
+impl Store {
+    /// DELETE one object, honouring preconditions, finalizers and grace periods.
+    pub async fn delete(
+        &self,
+        namespace: &str,
+        name: &str,
+        opts: &DeleteOptions,
+        ctx: &WriteContext,
+    ) -> Result<DeleteOutcome, ApiError> {
+        let key = self.key(namespace, name);
+        for _ in 0..MAX_UPDATE_ATTEMPTS {
+            let Some(kv) = self.storage.get(&key).await.map_err(storage_error)? else {
+                return Err(self.not_found(name));
+            };
+            let mut obj = self.decode(&kv)?;
+            if let Some(uid) = &opts.precondition_uid {
+                if uid != meta::uid(&obj) {
+                    return Err(ApiError::conflict(
+                        self.def.group_resource(),
+                        name,
+                        &format!(
+                            "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                            meta::uid(&obj)
+                        ),
+                    ));
+                }
+            }
+            if let Some(rv) = &opts.precondition_resource_version {
+                if *rv != kv.mod_revision.to_string() {
+                    return Err(ApiError::conflict(
+                        self.def.group_resource(),
+                        name,
+                        &format!(
+                            "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in meta: {}",
+                            kv.mod_revision
+                        ),
+                    ));
+                }
+            }
+            let attrs = Attributes {
+                operation: Operation::Delete,
+                resource: &self.def,
+                subresource: "",
+                namespace,
+                name,
+                object: None,
+                old_object: Some(&obj),
+                user: ctx.user.as_ref(),
+                dry_run: ctx.dry_run,
+            };
+            self.admission.admit(&attrs).await?;
+
+            let grace = opts
+                .grace_period_seconds
+                .or_else(|| self.def.strategy.default_grace_period(&obj))
+                .filter(|g| *g > 0);
+            let already_deleting = meta::is_deleting(&obj);
+            // Kept when metadata finalizers remain or the kind has pending work
+            // of its own (a namespace's spec.finalizers).
+            let has_finalizers = !meta::finalizers(&obj).is_empty() || {
+                let mut probe = obj.clone();
+                let retain = self.def.strategy.retain_on_delete(&mut probe);
+                if retain && !already_deleting {
+                    obj = probe;
+                }
+                retain
+            };
+            if already_deleting {
+                if has_finalizers {
+                    return Ok(DeleteOutcome::Pending(obj));
+                }
+                // Gracefully deleting: only a shorter grace period changes anything.
+                let current = obj
+                    .get("metadata")
+                    .and_then(|m| m.get("deletionGracePeriodSeconds"))
+                    .and_then(Value::as_i64)
+                    .unwrap_or(0);
+                if grace.is_some_and(|g| g >= current) {
+                    return Ok(DeleteOutcome::Pending(obj));
+                }
+            }
+            if grace.is_some() || has_finalizers {
+                let g = grace.unwrap_or(0);
+                {
+                    let m = meta::meta_mut(&mut obj);
+                    m.insert(
+                        "deletionTimestamp".into(),
+                        Value::String(meta::rfc3339_in(g)),
+                    );
+                    m.insert("deletionGracePeriodSeconds".into(), json!(g));
+                    if let Some(gen) = m
+                        .get("generation")
+                        .and_then(Value::as_i64)
+                        .filter(|g| *g > 0)
+                    {
+                        m.insert("generation".into(), json!(gen + 1));
+                    }
+                }
+                if g == 0 && !has_finalizers {
+                    // fall through to the real delete below
+                } else {
+                    if opts.dry_run || ctx.dry_run {
+                        return Ok(DeleteOutcome::Pending(obj));
+                    }
+                    let bytes = self.encode(&mut obj)?;
+                    match self.storage.update(&key, kv.mod_revision, bytes).await {
+                        Ok(rev) => {
+                            meta::set(&mut obj, "resourceVersion", Value::String(rev.to_string()));
+                            return Ok(DeleteOutcome::Pending(obj));
+                        }
+                        Err(StorageError::Conflict { .. }) => continue,
+                        Err(StorageError::NotFound) => return Err(self.not_found(name)),
+                        Err(e) => return Err(storage_error(e)),
+                    }
+                }
+            }
+            if opts.dry_run || ctx.dry_run {
+                return Ok(DeleteOutcome::Deleted(obj));
+            }
+            match self.storage.delete(&key, Some(kv.mod_revision)).await {
+                Ok((_, rev)) => {
+                    self.def.strategy.release(&obj).await;
+                    meta::set(&mut obj, "resourceVersion", Value::String(rev.to_string()));
+                    return Ok(DeleteOutcome::Deleted(obj));
+                }
+                Err(StorageError::Conflict { .. })
+                    if opts.precondition_resource_version.is_none() =>
+                {
+                    continue
+                }
+                Err(StorageError::Conflict { .. }) => return Err(self.conflict(name)),
+                Err(StorageError::NotFound) => return Err(self.not_found(name)),
+                Err(e) => return Err(storage_error(e)),
+            }
+        }
+        Err(self.conflict(name))
+    }
+
+    /// DELETE on a collection: deletes every matching object, returning them.
+    pub async fn delete_collection(
+        &self,
+        namespace: &str,
+        list: &ListOptions,
+        opts: &DeleteOptions,
+        ctx: &WriteContext,
+    ) -> Result<Vec<Value>, ApiError> {
+        let mut all = ListOptions {
+            limit: None,
+            continue_token: None,
+            ..list.clone()
+        };
+        all.resource_version = None;
+        let page = self.list(namespace, &all).await?;
+        let mut deleted = Vec::new();
+        for obj in page.items {
+            let (ns, name) = (
+                meta::namespace(&obj).to_string(),
+                meta::name(&obj).to_string(),
+            );
+            match self.delete(&ns, &name, opts, ctx).await {
+                Ok(DeleteOutcome::Deleted(o)) | Ok(DeleteOutcome::Pending(o)) => deleted.push(o),
+                Err(e) if e.code == 404 => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(deleted)
+    }
+}

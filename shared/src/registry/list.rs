@@ -1,0 +1,179 @@
+//! LIST on the generic store: selectors, `limit`/`continue` paging from etcd.
+
+use serde_json::Value;
+
+use super::meta;
+use super::store::{storage_error, Store};
+use crate::endpoints::status::ApiError;
+use crate::selection::fields::FieldSelector;
+use crate::selection::labels::LabelSelector;
+use crate::storage::{ListRequest, StorageError};
+
+/// Parsed list/watch selection options.
+#[derive(Clone, Default)]
+pub struct ListOptions {
+    pub label_selector: Option<LabelSelector>,
+    pub field_selector: Option<FieldSelector>,
+    pub limit: Option<i64>,
+    pub continue_token: Option<String>,
+    pub resource_version: Option<String>,
+    pub resource_version_match: Option<String>,
+}
+
+impl ListOptions {
+    /// Whether any selector restricts the result.
+    pub fn has_selector(&self) -> bool {
+        self.label_selector.as_ref().is_some_and(|s| !s.is_empty())
+            || self.field_selector.as_ref().is_some_and(|s| !s.is_empty())
+    }
+}
+
+/// One page of a list.
+pub struct ListPage {
+    pub items: Vec<Value>,
+    pub resource_version: i64,
+    pub continue_token: Option<String>,
+    pub remaining_item_count: Option<i64>,
+}
+
+impl Store {
+    /// Checks that every field of a field selector is selectable here.
+    pub fn check_field_selector(&self, sel: &FieldSelector) -> Result<(), ApiError> {
+        for f in sel.fields() {
+            if f != "metadata.name"
+                && f != "metadata.namespace"
+                && !self.def.selectable_fields.iter().any(|s| s == f)
+            {
+                return Err(ApiError::bad_request(format!(
+                    "field label not supported: {f}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether an object matches the selectors of `opts`.
+    pub fn matches(&self, obj: &Value, opts: &ListOptions) -> bool {
+        if let Some(ls) = &opts.label_selector {
+            if !ls.matches(meta::labels(obj)) {
+                return false;
+            }
+        }
+        if let Some(fs) = &opts.field_selector {
+            return fs.matches(|field| Some(field_value(obj, field)));
+        }
+        true
+    }
+
+    /// LIST with selectors and `limit`/`continue`.
+    pub async fn list(&self, namespace: &str, opts: &ListOptions) -> Result<ListPage, ApiError> {
+        if let Some(fs) = &opts.field_selector {
+            self.check_field_selector(fs)?;
+        }
+        let prefix = self.list_prefix(namespace);
+        let (mut start_key, mut revision) = (None, None);
+        if let Some(token) = opts.continue_token.as_deref().filter(|t| !t.is_empty()) {
+            let (rv, start) =
+                crate::storage::decode_continue(token, &prefix).map_err(|e| match e {
+                    StorageError::InvalidContinue(m) => {
+                        ApiError::bad_request(format!("invalid continue token: {m}"))
+                    }
+                    other => storage_error(other),
+                })?;
+            start_key = Some(start);
+            revision = Some(rv);
+        } else if let Some(rv) = opts
+            .resource_version
+            .as_deref()
+            .filter(|rv| !rv.is_empty() && *rv != "0")
+        {
+            let rv: i64 = rv
+                .parse()
+                .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv}")))?;
+            if opts.resource_version_match.as_deref() == Some("Exact") {
+                revision = Some(rv);
+            }
+        }
+        let limit = opts.limit.filter(|l| *l > 0);
+        let selecting = opts.has_selector();
+        let mut items = Vec::new();
+        loop {
+            let page_size = limit.map(|l| {
+                if selecting {
+                    (l * 2).clamp(l, 10_000)
+                } else {
+                    l
+                }
+            });
+            let req = ListRequest {
+                prefix: prefix.clone(),
+                start_key: start_key.clone(),
+                revision,
+                limit: page_size,
+            };
+            let resp = self.storage.list(&req).await.map_err(|e| match e {
+                StorageError::Expired { .. } if opts.continue_token.is_some() => ApiError::expired(
+                    "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
+                ),
+                other => storage_error(other),
+            })?;
+            revision = Some(resp.revision);
+            let mut last_key = None;
+            let mut examined = 0;
+            for kv in &resp.items {
+                examined += 1;
+                last_key = Some(kv.key.clone());
+                let obj = self.decode(kv)?;
+                if self.matches(&obj, opts) {
+                    items.push(obj);
+                    if limit.is_some_and(|l| items.len() as i64 >= l) {
+                        break;
+                    }
+                }
+            }
+            let rv = resp.revision;
+            let more = resp.more || examined < resp.items.len();
+            let full = limit.is_some_and(|l| items.len() as i64 >= l);
+            if !more || limit.is_none() {
+                return Ok(ListPage {
+                    items,
+                    resource_version: rv,
+                    continue_token: None,
+                    remaining_item_count: None,
+                });
+            }
+            let Some(last) = last_key else {
+                return Ok(ListPage {
+                    items,
+                    resource_version: rv,
+                    continue_token: None,
+                    remaining_item_count: None,
+                });
+            };
+            let next = format!("{last}\u{0}");
+            if full {
+                let suffix = next.strip_prefix(&prefix).unwrap_or(&next);
+                let remaining = (!selecting)
+                    .then(|| resp.remaining + (resp.items.len() - examined) as i64)
+                    .filter(|r| *r > 0);
+                return Ok(ListPage {
+                    items,
+                    resource_version: rv,
+                    continue_token: Some(crate::storage::encode_continue(rv, suffix)),
+                    remaining_item_count: remaining,
+                });
+            }
+            start_key = Some(next);
+        }
+    }
+}
+
+/// The value of a selectable field (`""` when absent, as upstream).
+pub fn field_value(obj: &Value, field: &str) -> String {
+    match super::table::lookup(obj, field) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Bool(b)) => b.to_string(),
+        Some(Value::Number(n)) => n.to_string(),
+        _ => String::new(),
+    }
+}

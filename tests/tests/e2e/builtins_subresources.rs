@@ -1,0 +1,373 @@
+//! Built-in kinds: OpenAPI-driven validation and explain, and the
+//! subresources (scale, binding, eviction, approval, kubelet ones).
+
+use crate::builtins::DEPLOYMENT;
+use crate::harness::TestCluster;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn explain_and_field_validation_use_the_openapi_documents() {
+    let c = TestCluster::start().await;
+
+    let out = c
+        .kubectl_ok(&["explain", "deployment.spec.strategy.rollingUpdate"])
+        .await;
+    for want in [
+        "GROUP:      apps",
+        "KIND:       Deployment",
+        "VERSION:    v1",
+        "maxSurge",
+        "maxUnavailable",
+        "The maximum number of pods that can be scheduled above the desired number",
+    ] {
+        assert!(out.contains(want), "missing {want} in:\n{out}");
+    }
+    let out = c
+        .kubectl_ok(&["explain", "pods.spec.containers.ports"])
+        .await;
+    assert!(
+        out.contains("containerPort") && out.contains("<integer>"),
+        "{out}"
+    );
+
+    // kubectl's default validation (strict) now uses the server: an unknown
+    // field fails with upstream's message.
+    let bad = DEPLOYMENT.replace("\"replicas\": 2,", "\"replicas\": 2, \"replicaz\": 3,");
+    let (ok, _, err) = c.kubectl_stdin(&["apply", "-f", "-"], Some(&bad)).await;
+    assert!(!ok);
+    assert!(
+        err.contains(
+            "Deployment in version \"v1\" cannot be handled as a Deployment: strict decoding error: unknown field \"spec.replicaz\""
+        ),
+        "{err}"
+    );
+    // With --validate=warn it is created, and kubectl prints the warning.
+    let (ok, _, err) = c
+        .kubectl_stdin(&["apply", "--validate=warn", "-f", "-"], Some(&bad))
+        .await;
+    assert!(ok, "{err}");
+    assert!(
+        err.contains("Warning: unknown field \"spec.replicaz\""),
+        "{err}"
+    );
+    // A valid apply with default validation works and a second apply is a no-op patch.
+    c.kubectl_ok(&["delete", "deployment", "web"]).await;
+    let out = c
+        .kubectl_stdin(&["apply", "-f", "-"], Some(DEPLOYMENT))
+        .await;
+    assert!(out.0, "{}", out.2);
+    let out = c
+        .kubectl_stdin(&["apply", "-f", "-"], Some(DEPLOYMENT))
+        .await;
+    assert!(out.0 && out.1.contains("unchanged"), "{out:?}");
+
+    // A changed apply is a strategic merge patch: containers merge by name
+    // (the port stays), no patch directive is stored.
+    let changed = DEPLOYMENT.replace("nginx:1.27", "nginx:1.28");
+    let out = c.kubectl_stdin(&["apply", "-f", "-"], Some(&changed)).await;
+    assert!(out.0 && out.1.contains("configured"), "{out:?}");
+    let json = c
+        .kubectl_ok(&["get", "deployment", "web", "-o", "json"])
+        .await;
+    assert!(!json.contains("$setElementOrder"), "{json}");
+    let d: serde_json::Value = serde_json::from_str(&json).expect("json");
+    let containers = &d["spec"]["template"]["spec"]["containers"];
+    assert_eq!(containers[0]["image"], "nginx:1.28", "{containers}");
+    assert_eq!(
+        containers[0]["ports"][0]["containerPort"], 80,
+        "{containers}"
+    );
+    // kubectl patch (strategic by default) adds a container by name.
+    c.kubectl_ok(&[
+        "patch",
+        "deployment",
+        "web",
+        "-p",
+        r#"{"spec":{"template":{"spec":{"containers":[{"name":"sidecar","image":"busybox"}]}}}}"#,
+    ])
+    .await;
+    let names = c
+        .kubectl_ok(&[
+            "get",
+            "deployment",
+            "web",
+            "-o",
+            "jsonpath={.spec.template.spec.containers[*].name}",
+        ])
+        .await;
+    assert_eq!(names, "nginx sidecar");
+
+    // /openapi/v3 lists group versions with hashes; the hashed URL is immutable.
+    let http = c.http(crate::harness::Auth::AdminCert);
+    let root: serde_json::Value = http
+        .get(c.url("/openapi/v3"))
+        .send()
+        .await
+        .expect("get")
+        .json()
+        .await
+        .expect("json");
+    let url = root["paths"]["apis/apps/v1"]["serverRelativeURL"]
+        .as_str()
+        .expect("apps/v1 listed")
+        .to_string();
+    assert!(root["paths"]["api/v1"].is_object(), "{root}");
+    let r = http.get(c.url(&url)).send().await.expect("get");
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["cache-control"], "public, immutable");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_scale_uses_the_scale_subresource() {
+    let c = TestCluster::start().await;
+    let (ok, _, err) = c
+        .kubectl_stdin(&["create", "--validate=false", "-f", "-"], Some(DEPLOYMENT))
+        .await;
+    assert!(ok, "{err}");
+    let out = c
+        .kubectl_ok(&["scale", "deployment", "web", "--replicas=5"])
+        .await;
+    assert!(out.contains("deployment.apps/web scaled"), "{out}");
+    let r = c
+        .kubectl_ok(&[
+            "get",
+            "deployment",
+            "web",
+            "-o",
+            "jsonpath={.spec.replicas} {.metadata.generation}",
+        ])
+        .await;
+    assert_eq!(r, "5 2");
+    // A stale precondition is refused.
+    let (ok, _, err) = c
+        .kubectl(&[
+            "scale",
+            "deployment",
+            "web",
+            "--current-replicas=3",
+            "--replicas=1",
+        ])
+        .await;
+    assert!(!ok);
+    assert!(err.contains("Expected replicas to be 3, was 5"), "{err}");
+
+    // The Scale view, as upstream serves it.
+    let http = c.http(crate::harness::Auth::AdminCert);
+    let s: serde_json::Value = http
+        .get(c.url("/apis/apps/v1/namespaces/default/deployments/web/scale"))
+        .send()
+        .await
+        .expect("get")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(s["kind"], "Scale");
+    assert_eq!(s["apiVersion"], "autoscaling/v1");
+    assert_eq!(s["spec"]["replicas"], 5);
+    assert_eq!(s["status"]["selector"], "app=web");
+    // Negative replicas: 422.
+    let r = http
+        .patch(c.url("/apis/apps/v1/namespaces/default/deployments/web/scale"))
+        .header("Content-Type", "application/merge-patch+json")
+        .body(r#"{"spec":{"replicas":-1}}"#)
+        .send()
+        .await
+        .expect("patch");
+    let v = crate::harness::expect_status(r, 422, "Invalid").await;
+    assert_eq!(v["details"]["causes"][0]["field"], "spec.replicas", "{v}");
+    // Discovery names the subresource's kind.
+    let list: serde_json::Value = http
+        .get(c.url("/apis/apps/v1"))
+        .send()
+        .await
+        .expect("get")
+        .json()
+        .await
+        .expect("json");
+    let scale = list["resources"]
+        .as_array()
+        .and_then(|a| a.iter().find(|r| r["name"] == "deployments/scale"))
+        .cloned()
+        .expect("deployments/scale listed");
+    assert_eq!(scale["group"], "autoscaling");
+    assert_eq!(scale["version"], "v1");
+    assert_eq!(scale["kind"], "Scale");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn binding_eviction_approval_and_kubelet_subresources() {
+    let c = TestCluster::start().await;
+    let http = c.http(crate::harness::Auth::AdminCert);
+    let pod = |name: &str| {
+        serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": {"app": name}},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}]}})
+    };
+    for n in ["a", "b"] {
+        let r = http
+            .post(c.url("/api/v1/namespaces/default/pods"))
+            .json(&pod(n))
+            .send()
+            .await
+            .expect("create");
+        assert_eq!(r.status(), 201);
+    }
+    // pods/binding, as kube-scheduler binds.
+    let binding = serde_json::json!({"apiVersion": "v1", "kind": "Binding",
+        "metadata": {"name": "a"}, "target": {"apiVersion": "v1", "kind": "Node", "name": "node-1"}});
+    let r = http
+        .post(c.url("/api/v1/namespaces/default/pods/a/binding"))
+        .json(&binding)
+        .send()
+        .await
+        .expect("bind");
+    assert_eq!(r.status(), 201, "{}", r.text().await.unwrap_or_default());
+    let node = c
+        .kubectl_ok(&[
+            "get",
+            "pod",
+            "a",
+            "-o",
+            "jsonpath={.spec.nodeName} {.status.conditions[0].type}",
+        ])
+        .await;
+    assert_eq!(node, "node-1 PodScheduled");
+    // Binding again: 409.
+    let r = http
+        .post(c.url("/api/v1/namespaces/default/pods/a/binding"))
+        .json(&binding)
+        .send()
+        .await
+        .expect("bind");
+    let v = crate::harness::expect_status(r, 409, "Conflict").await;
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("pod a is already assigned to node \"node-1\""),
+        "{v}"
+    );
+    // The bindings resource.
+    let r = http
+        .post(c.url("/api/v1/namespaces/default/bindings"))
+        .json(&serde_json::json!({"apiVersion": "v1", "kind": "Binding",
+            "metadata": {"name": "b"}, "target": {"kind": "Node", "name": "node-2"}}))
+        .send()
+        .await
+        .expect("bind");
+    assert_eq!(r.status(), 201);
+    assert_eq!(
+        c.kubectl_ok(&["get", "pod", "b", "-o", "jsonpath={.spec.nodeName}"])
+            .await,
+        "node-2"
+    );
+
+    // Kubelet subresources answer with a clear error.
+    let (ok, _, err) = c.kubectl(&["logs", "a"]).await;
+    assert!(!ok);
+    assert!(err.contains("no connection to kubelets"), "{err}");
+
+    // A PodDisruptionBudget protects a running pod: 429 until its status
+    // allows a disruption, which the eviction then takes.
+    let r = http
+        .patch(c.url("/api/v1/namespaces/default/pods/b/status"))
+        .header("Content-Type", "application/merge-patch+json")
+        .body(r#"{"status":{"phase":"Running"}}"#)
+        .send()
+        .await
+        .expect("status");
+    assert_eq!(r.status(), 200);
+    let pdb = r#"{"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "pdb", "namespace": "default"},
+      "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "b"}}}}"#;
+    let (ok, _, err) = c
+        .kubectl_stdin(&["create", "--validate=false", "-f", "-"], Some(pdb))
+        .await;
+    assert!(ok, "{err}");
+    let evict = serde_json::json!({"apiVersion": "policy/v1", "kind": "Eviction",
+        "metadata": {"name": "b"}, "deleteOptions": {"gracePeriodSeconds": 0}});
+    let r = http
+        .post(c.url("/api/v1/namespaces/default/pods/b/eviction"))
+        .json(&evict)
+        .send()
+        .await
+        .expect("evict");
+    let v = crate::harness::expect_status(r, 429, "TooManyRequests").await;
+    assert_eq!(
+        v["message"], "Cannot evict pod as it would violate the pod's disruption budget.",
+        "{v}"
+    );
+    assert_eq!(
+        v["details"]["causes"][0]["reason"], "DisruptionBudget",
+        "{v}"
+    );
+    let r = http
+        .patch(c.url("/apis/policy/v1/namespaces/default/poddisruptionbudgets/pdb/status"))
+        .header("Content-Type", "application/merge-patch+json")
+        .body(r#"{"status":{"observedGeneration":1,"disruptionsAllowed":1,"currentHealthy":2,"desiredHealthy":1,"expectedPods":2}}"#)
+        .send()
+        .await
+        .expect("status");
+    assert_eq!(r.status(), 200);
+
+    // pods/eviction deletes the pod (gracefully, as it is bound).
+    let r = http
+        .post(c.url("/api/v1/namespaces/default/pods/b/eviction"))
+        .json(
+            &serde_json::json!({"apiVersion": "policy/v1", "kind": "Eviction",
+            "metadata": {"name": "b"}, "deleteOptions": {"gracePeriodSeconds": 0}}),
+        )
+        .send()
+        .await
+        .expect("evict");
+    assert_eq!(r.status(), 201, "{}", r.text().await.unwrap_or_default());
+    let (ok, _, err) = c.kubectl(&["get", "pod", "b"]).await;
+    assert!(!ok && err.contains("NotFound"), "{err}");
+    let left = c
+        .kubectl_ok(&[
+            "get",
+            "pdb",
+            "pdb",
+            "-o",
+            "jsonpath={.status.disruptionsAllowed}",
+        ])
+        .await;
+    assert_eq!(left, "0");
+
+    // CSR approval: kubectl certificate approve.
+    let csr = r#"{"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+      "metadata": {"name": "req"},
+      "spec": {"request": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0K", "signerName": "example.com/signer", "usages": ["client auth"]}}"#;
+    let (ok, _, err) = c
+        .kubectl_stdin(&["create", "--validate=false", "-f", "-"], Some(csr))
+        .await;
+    assert!(ok, "{err}");
+    let t = c.kubectl_ok(&["get", "csr", "req"]).await;
+    assert!(t.contains("Pending"), "{t}");
+    // (kubectl certificate approve sends protobuf, not decoded yet: send
+    // the same update as JSON.)
+    let mut obj: serde_json::Value = http
+        .get(c.url("/apis/certificates.k8s.io/v1/certificatesigningrequests/req"))
+        .send()
+        .await
+        .expect("get")
+        .json()
+        .await
+        .expect("json");
+    obj["status"]["conditions"] = serde_json::json!([{"type": "Approved", "status": "True",
+        "reason": "KubectlApprove", "message": "This CSR was approved by kubectl certificate approve."}]);
+    obj["spec"]["signerName"] = serde_json::json!("ignored.example.com/changed");
+    let r = http
+        .put(c.url("/apis/certificates.k8s.io/v1/certificatesigningrequests/req/approval"))
+        .json(&obj)
+        .send()
+        .await
+        .expect("approve");
+    assert_eq!(r.status(), 200, "{}", r.text().await.unwrap_or_default());
+    let signer = c
+        .kubectl_ok(&["get", "csr", "req", "-o", "jsonpath={.spec.signerName}"])
+        .await;
+    assert_eq!(
+        signer, "example.com/signer",
+        "approval changes only conditions"
+    );
+    let t = c.kubectl_ok(&["get", "csr", "req"]).await;
+    assert!(t.contains("Approved"), "{t}");
+}
