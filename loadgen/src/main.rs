@@ -79,7 +79,7 @@ enum Command {
         #[arg(long, default_value_t = 100_000)]
         objects: usize,
         /// Process name (as in /proc/<pid>/comm) whose RSS is read.
-        #[arg(long, default_value = "kube-core-apis")]
+        #[arg(long, default_value = "kube-core-apise")]
         process: String,
     },
 }
