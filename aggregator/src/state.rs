@@ -90,7 +90,9 @@ impl State {
                 Ok(mut s) => *s = Arc::new(map),
                 Err(p) => *p.into_inner() = Arc::new(map),
             }
-            self.changed.notify_waiters();
+            // A stored permit: a change made while the availability
+            // controller is busy still triggers its next pass at once.
+            self.changed.notify_one();
         }
         Ok(())
     }
