@@ -3,12 +3,17 @@
 //! `messageExpression`, `reason`, `fieldPath`, and transition rules that use
 //! `oldSelf` (evaluated on update only, unless `optionalOldSelf`).
 //!
-//! Cost: every evaluation is charged an estimate before it runs, from the
-//! rule's size and the size of `self` raised to the number of comprehension
-//! macros (`all`, `exists`, `exists_one`, `map`, `filter`) it contains. A
-//! rule above upstream's per-call limit is not run and fails; once the
-//! per-object budget is spent no further rules run. The estimate is an
-//! upper bound of the work, not upstream's exact cost model.
+//! Cost: when a CRD is written, each rule's cost is estimated from the
+//! schema's bounds ([`cost`]) times the number of times it can run, and
+//! refused above upstream's `StaticEstimatedCostLimit`, as is a schema whose
+//! rules together exceed `StaticEstimatedCRDCostLimit`, with upstream's
+//! messages. At runtime every evaluation is charged the same estimate with
+//! the value's actual sizes before it runs (the `cel` crate does not meter
+//! evaluation): a rule above upstream's per-call limit is not run and fails;
+//! once the per-object budget is spent no further rules run.
+
+pub mod cost;
+pub mod library;
 
 use std::sync::Arc;
 
@@ -22,15 +27,20 @@ use crate::schema::Schema;
 pub const PER_CALL_LIMIT: u64 = 1_000_000;
 /// Upstream's `RuntimeCELCostBudget` per object.
 pub const RUNTIME_BUDGET: u64 = 10_000_000;
+/// Upstream's `StaticEstimatedCostLimit`: the most one rule may cost (times
+/// the number of times it can run) when a CRD is written.
+pub const STATIC_ESTIMATED_COST_LIMIT: u64 = 10_000_000;
+/// Upstream's `StaticEstimatedCRDCostLimit`: the most all rules of a schema
+/// may cost together.
+pub const STATIC_ESTIMATED_CRD_COST_LIMIT: u64 = 100_000_000;
 /// Upstream's limit on a `messageExpression` result.
 const MAX_MESSAGE_EXPRESSION_LEN: usize = 5 * 1024;
 
-/// The CEL environment of validation rules: the standard library plus the
-/// `cel` crate's strings and lists extensions (cel-go's, which Kubernetes
-/// enables too) and its math extension as far as its functions resolve; the
-/// Kubernetes-specific libraries (quantity, URL, IP/CIDR, format) are not
-/// available.
-fn env() -> Arc<::cel::Env> {
+/// The CEL environment of validation rules: the standard library, the
+/// `cel` crate's strings, lists and math extensions (cel-go's, which
+/// Kubernetes enables too), and the Kubernetes libraries of [`library`]
+/// (quantity, IP/CIDR, URL, regex, lists, format).
+pub(crate) fn env() -> Arc<::cel::Env> {
     static ENV: std::sync::OnceLock<Arc<::cel::Env>> = std::sync::OnceLock::new();
     ENV.get_or_init(|| {
         let mut env = ::cel::Env::stdlib();
@@ -43,6 +53,9 @@ fn env() -> Arc<::cel::Env> {
             if let Err(e) = env.add_extension(ext) {
                 tracing::warn!(error = %e, "CEL extension not available");
             }
+        }
+        if let Err(e) = library::register(&mut env) {
+            tracing::warn!(error = %e, "Kubernetes CEL libraries not available");
         }
         Arc::new(env)
     })
@@ -77,8 +90,6 @@ pub struct Rule {
     message_expression: Option<::cel::Program>,
     /// Whether the rule uses `oldSelf` (a transition rule).
     pub transition: bool,
-    /// Comprehension macros in the rule (the exponent of the cost estimate).
-    macros: u32,
 }
 
 impl std::fmt::Debug for Rule {
@@ -87,25 +98,16 @@ impl std::fmt::Debug for Rule {
     }
 }
 
-fn count_macros(src: &str) -> u32 {
-    [".all(", ".exists(", ".exists_one(", ".map(", ".filter("]
-        .iter()
-        .map(|m| src.matches(m).count() as u32)
-        .sum()
-}
-
 impl Rule {
     /// Compiles one rule object; a rule that does not compile keeps its error
     /// (reported by [`compile_errors`] when a CRD is written).
     pub fn compile(v: &Value) -> Rule {
         let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
         let rule = s("rule").unwrap_or_default();
-        let program = ::cel::Program::compile(&rule).map_err(|e| e.to_string());
-        let message_expression =
-            s("messageExpression").and_then(|m| ::cel::Program::compile(&m).ok());
+        let program = compile_rule(&rule);
+        let message_expression = s("messageExpression").and_then(|m| compile_rule(&m).ok());
         Rule {
             transition: rule.contains("oldSelf"),
-            macros: count_macros(&rule),
             message: s("message"),
             reason: s("reason"),
             field_path: s("fieldPath"),
@@ -124,22 +126,15 @@ impl Rule {
         self.program.as_ref().err().map(String::as_str)
     }
 
-    fn estimate(&self, value: &Value) -> u64 {
-        let n = size_of(value).saturating_add(1);
-        let mut cost = (self.rule.len() as u64).max(1);
-        for _ in 0..self.macros {
-            cost = cost.saturating_mul(n);
+    /// The estimated cost of one evaluation on these values (exact sizes).
+    fn estimate(&self, value: &Value, old: Option<&Value>) -> u64 {
+        let Ok(program) = &self.program else { return 0 };
+        let mut vars = std::collections::BTreeMap::new();
+        vars.insert("self".to_string(), cost::Shape::of_value(value));
+        if let Some(o) = old {
+            vars.insert("oldSelf".to_string(), cost::Shape::of_value(o));
         }
-        cost
-    }
-}
-
-/// Number of JSON values in `v`.
-fn size_of(v: &Value) -> u64 {
-    match v {
-        Value::Array(a) => 1 + a.iter().map(size_of).sum::<u64>(),
-        Value::Object(m) => 1 + m.values().map(size_of).sum::<u64>(),
-        _ => 1,
+        cost::estimate(program.expression(), &vars)
     }
 }
 
@@ -178,23 +173,93 @@ fn type_name(schema: &Schema, v: &Value) -> String {
     .into()
 }
 
-/// Checks that every rule of a schema compiles; errors are at
-/// `<path>...x-kubernetes-validations[i].rule`.
+/// Checks the rules of a schema when a CRD is written: every rule compiles,
+/// reasons are known, and each rule's estimated cost (times the number of
+/// times it can run) stays within upstream's `StaticEstimatedCostLimit`,
+/// all of them together within `StaticEstimatedCRDCostLimit`; errors are at
+/// `<path>...x-kubernetes-validations[i].rule` (and `<path>` for the total),
+/// with upstream's messages.
 pub fn compile_errors(schema: &Value, path: &FieldPath) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    walk_compile(schema, path, &mut errs);
+    let mut costs = Vec::new();
+    walk_compile(schema, path, 1, &mut errs, &mut costs);
+    let total = costs.iter().fold(0u64, |t, (c, _)| t.saturating_add(*c));
+    if total > STATIC_ESTIMATED_CRD_COST_LIMIT {
+        // Upstream names the (up to 4) most expensive rules costing at least
+        // 1% of the limit.
+        costs.sort_by(|a, b| b.0.cmp(&a.0));
+        for (_, p) in costs
+            .iter()
+            .filter(|(c, _)| *c >= STATIC_ESTIMATED_CRD_COST_LIMIT / 100)
+            .take(4)
+        {
+            errs.push(FieldError::forbidden(
+                p.clone(),
+                "contributed to estimated rule & messageExpression cost total exceeding cost limit for entire OpenAPIv3 schema",
+            ));
+        }
+        errs.push(FieldError::forbidden(
+            path.clone(),
+            cost::cost_error_message(
+                "x-kubernetes-validations estimated rule & messageExpression cost total for entire OpenAPIv3 schema",
+                total,
+                STATIC_ESTIMATED_CRD_COST_LIMIT,
+            ),
+        ));
+    }
     errs
 }
 
-fn walk_compile(s: &Value, path: &FieldPath, errs: &mut Vec<FieldError>) {
+/// How many elements a list or map schema can hold (its bound, or what the
+/// request size limit allows).
+fn cardinality(schema: &Value) -> u64 {
+    match cost::Shape::of_schema(schema) {
+        cost::Shape::List(n, _) | cost::Shape::Map(n, _) => n,
+        _ => 1,
+    }
+}
+
+fn walk_compile(
+    s: &Value,
+    path: &FieldPath,
+    times: u64,
+    errs: &mut Vec<FieldError>,
+    costs: &mut Vec<(u64, FieldPath)>,
+) {
     let Some(m) = s.as_object() else { return };
     if let Some(rules) = m.get("x-kubernetes-validations").and_then(Value::as_array) {
+        let shape = cost::Shape::of_schema(s);
+        let vars = std::collections::BTreeMap::from([
+            ("self".to_string(), shape.clone()),
+            ("oldSelf".to_string(), shape),
+        ]);
         for (i, r) in rules.iter().enumerate() {
             let p = path.child("x-kubernetes-validations").index(i);
             let rule = r.get("rule").and_then(Value::as_str).unwrap_or("");
             if rule.is_empty() {
                 errs.push(FieldError::required(p.child("rule"), ""));
                 continue;
+            }
+            let mut check_cost = |src: &str, what: &str, at: FieldPath| {
+                let Ok(program) = compile_rule(src) else {
+                    return;
+                };
+                let c = cost::estimate(program.expression(), &vars).saturating_mul(times);
+                if c > STATIC_ESTIMATED_COST_LIMIT {
+                    errs.push(FieldError::forbidden(
+                        at.clone(),
+                        cost::cost_error_message(what, c, STATIC_ESTIMATED_COST_LIMIT),
+                    ));
+                }
+                costs.push((c, at));
+            };
+            check_cost(rule, "estimated rule cost", p.child("rule"));
+            if let Some(me) = r.get("messageExpression").and_then(Value::as_str) {
+                check_cost(
+                    me,
+                    "estimated messageExpression cost",
+                    p.child("messageExpression"),
+                );
             }
             if let Err(e) = compile_rule(rule) {
                 errs.push(FieldError::invalid(
@@ -222,14 +287,15 @@ fn walk_compile(s: &Value, path: &FieldPath, errs: &mut Vec<FieldError>) {
     }
     if let Some(props) = m.get("properties").and_then(Value::as_object) {
         for (k, v) in props {
-            walk_compile(v, &path.child("properties").key(k), errs);
+            walk_compile(v, &path.child("properties").key(k), times, errs, costs);
         }
     }
+    let n = times.saturating_mul(cardinality(s));
     if let Some(items) = m.get("items") {
-        walk_compile(items, &path.child("items"), errs);
+        walk_compile(items, &path.child("items"), n, errs, costs);
     }
     if let Some(a) = m.get("additionalProperties") {
-        walk_compile(a, &path.child("additionalProperties"), errs);
+        walk_compile(a, &path.child("additionalProperties"), n, errs, costs);
     }
 }
 
@@ -329,7 +395,7 @@ fn evaluate(
             ))
         }
     };
-    let cost = rule.estimate(value) + old.map(|o| rule.estimate(o)).unwrap_or(0);
+    let cost = rule.estimate(value, old);
     if cost > PER_CALL_LIMIT {
         budget.remaining = budget.remaining.saturating_sub(PER_CALL_LIMIT);
         return Some(FieldError::invalid(
@@ -480,6 +546,25 @@ mod tests {
             ),
             vec!["spec: Invalid value: \"object\": min is immutable"]
         );
+    }
+
+    #[test]
+    fn crd_time_cost_checks_match_upstream_messages() {
+        let unbounded = json!({"type": "object", "properties": {"list": {"type": "array", "items": {"type": "string"}}},
+            "x-kubernetes-validations": [{"rule": "self.list.all(x, self.list.all(y, x == y))"}]});
+        let errs: Vec<String> = compile_errors(&unbounded, &FieldPath::new("schema"))
+            .iter()
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errs.contains(&"schema.x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)".to_string()), "{errs:?}");
+        assert!(errs.contains(&"schema.x-kubernetes-validations[0].rule: Forbidden: contributed to estimated rule & messageExpression cost total exceeding cost limit for entire OpenAPIv3 schema".to_string()), "{errs:?}");
+        assert!(errs.iter().any(|e| e.starts_with("schema: Forbidden: x-kubernetes-validations estimated rule & messageExpression cost total for entire OpenAPIv3 schema exceeds budget by factor of more than 100x")), "{errs:?}");
+        let bounded = json!({"type": "object", "properties": {"list": {"type": "array", "maxItems": 10, "items": {"type": "string", "maxLength": 10}}},
+            "x-kubernetes-validations": [{"rule": "self.list.all(x, self.list.all(y, x == y))"}]});
+        assert!(compile_errors(&bounded, &FieldPath::new("schema")).is_empty());
+        // A cheap rule on the items of an unbounded list runs once per item.
+        let per_item = json!({"type": "array", "items": {"type": "string", "x-kubernetes-validations": [{"rule": "self.contains('a')"}]}});
+        assert!(!compile_errors(&per_item, &FieldPath::new("schema")).is_empty());
     }
 
     #[test]

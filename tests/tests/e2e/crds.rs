@@ -38,6 +38,23 @@ fn spec_properties() -> Value {
             "frozen",
             json!({"type": "string", "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "frozen is immutable"}]}),
         ),
+        // Rules using the Kubernetes CEL libraries (quantity, URL, IP/CIDR).
+        (
+            "memory",
+            json!({"type": "string", "x-kubernetes-validations": [{"rule": "isQuantity(self) && quantity(self).isLessThan(quantity('1Gi'))", "message": "memory must be a quantity below 1Gi"}]}),
+        ),
+        (
+            "endpoint",
+            json!({"type": "string", "x-kubernetes-validations": [{"rule": "isURL(self) && url(self).getScheme() == 'https'", "message": "endpoint must be an https URL"}]}),
+        ),
+        (
+            "subnet",
+            json!({"type": "string", "x-kubernetes-validations": [{"rule": "isCIDR(self) && cidr('10.0.0.0/8').containsCIDR(self)", "message": "subnet must be inside 10.0.0.0/8"}]}),
+        ),
+        (
+            "address",
+            json!({"type": "string", "x-kubernetes-validations": [{"rule": "isIP(self) && ip(self).family() == 4 && !ip(self).isLoopback()", "messageExpression": "'address ' + self + ' must be a non-loopback IPv4 address'"}]}),
+        ),
         (
             "ratio",
             json!({"type": "number", "exclusiveMinimum": true, "minimum": 0, "exclusiveMaximum": true, "maximum": 1}),
@@ -512,6 +529,11 @@ async fn schema_violations_get_422_with_upstream_messages() {
         (json!({"size": 1, "bounds": {"min": 3, "max": 2}}), "spec.bounds: Invalid value: \"object\": min must not exceed max"),
         (json!({"size": 1, "word": "forbidden"}), "spec.word: Forbidden: word forbidden is not allowed"),
         (json!({"size": 1, "even": 3}), "spec.even: Invalid value: \"integer\": failed rule: self % 2 == 0"),
+        (json!({"size": 1, "memory": "2Gi"}), "spec.memory: Invalid value: \"string\": memory must be a quantity below 1Gi"),
+        (json!({"size": 1, "memory": "lots"}), "spec.memory: Invalid value: \"string\": memory must be a quantity below 1Gi"),
+        (json!({"size": 1, "endpoint": "http://example.com/"}), "spec.endpoint: Invalid value: \"string\": endpoint must be an https URL"),
+        (json!({"size": 1, "subnet": "192.168.0.0/16"}), "spec.subnet: Invalid value: \"string\": subnet must be inside 10.0.0.0/8"),
+        (json!({"size": 1, "address": "127.0.0.1"}), "spec.address: Invalid value: \"string\": address 127.0.0.1 must be a non-loopback IPv4 address"),
     ];
     assert!(cases.len() >= 40);
     let http = c.http(Auth::AdminCert);
@@ -536,7 +558,7 @@ async fn schema_violations_get_422_with_upstream_messages() {
     // A valid object passes; defaults apply on create.
     let ok = http
         .post(c.url("/apis/example.com/v1/widgets"))
-        .json(&json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "good"}, "spec": {"size": 5, "port": "http", "choice": "abc", "one": 10}}))
+        .json(&json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "good"}, "spec": {"size": 5, "port": "http", "choice": "abc", "one": 10, "memory": "512Mi", "endpoint": "https://example.com:8443/hook", "subnet": "10.1.0.0/16", "address": "10.0.0.1"}}))
         .send()
         .await
         .expect("post");
@@ -643,12 +665,27 @@ async fn invalid_crds_are_rejected_and_name_conflicts_reported() {
     let st = expect_status(resp, 422, "Invalid").await;
     assert!(st["message"].as_str().unwrap_or("").contains("uniqueItems: Forbidden: uniqueItems cannot be set to true since the runtime complexity becomes quadratic"), "{st}");
 
+    // A rule whose estimated cost is unbounded is refused with upstream's
+    // message (a nested walk over a list without maxItems).
+    let mut costly = widget_crd("Namespaced");
+    costly["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+        ["x-kubernetes-validations"] = json!([{"rule": "self.ports.all(a, self.ports.all(b, a.name != b.name || a.port == b.port))"}]);
+    let resp = c
+        .http(Auth::AdminCert)
+        .post(c.url("/apis/apiextensions.k8s.io/v1/customresourcedefinitions"))
+        .json(&costly)
+        .send()
+        .await
+        .expect("post");
+    let st = expect_status(resp, 422, "Invalid").await;
+    assert!(st["message"].as_str().unwrap_or("").contains("spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)"), "{st}");
+
     // Two CRDs in one group wanting the same kind: the second is not accepted.
     create_json(&c, &widget_crd("Namespaced")).await;
     wait_established(&c, "widgets.example.com").await;
     let mut other = widget_crd("Namespaced");
     other["metadata"]["name"] = json!("gadgets.example.com");
-    other["spec"]["names"] = json!({"plural": "gadgets", "singular": "gadget", "kind": "Widget"});
+    other["spec"]["names"] = json!({"plural": "gadgets", "singular": "gadget", "kind": "Widget", "listKind": "GadgetList"});
     create_json(&c, &other).await;
     let http = c.http(Auth::AdminCert);
     let reported = eventually(Duration::from_secs(15), || async {
@@ -667,6 +704,7 @@ async fn invalid_crds_are_rejected_and_name_conflicts_reported() {
                 c["type"] == "NamesAccepted"
                     && c["status"] == "False"
                     && c["reason"] == "KindConflict"
+                    && c["message"] == "\"Widget\" is already in use"
             }) && cs
                 .iter()
                 .any(|c| c["type"] == "Established" && c["status"] == "False")
@@ -682,6 +720,16 @@ async fn invalid_crds_are_rejected_and_name_conflicts_reported() {
         .await
         .expect("body");
     assert!(reported, "KindConflict not reported: {last}");
+    // As upstream, the names without a conflict are accepted on their own.
+    let last: Value = serde_json::from_str(&last).expect("json");
+    assert_eq!(
+        last["status"]["acceptedNames"]["plural"], "gadgets",
+        "{last}"
+    );
+    assert_eq!(
+        last["status"]["acceptedNames"]["listKind"], "GadgetList",
+        "{last}"
+    );
     let resp = http
         .get(c.url("/apis/example.com/v1/gadgets"))
         .send()
