@@ -98,13 +98,24 @@ impl Converter {
 
     /// Converts `obj` to `desired` (`group/version`) in place.
     pub fn convert(&self, obj: &mut Value, desired: &str) -> Result<(), ApiError> {
-        if obj.get("apiVersion").and_then(Value::as_str) == Some(desired) {
+        self.convert_many(std::slice::from_mut(obj), desired)
+    }
+
+    /// Converts every object of `objs` to `desired` in place; a webhook gets
+    /// all those not already in `desired` in one ConversionReview.
+    pub fn convert_many(&self, objs: &mut [Value], desired: &str) -> Result<(), ApiError> {
+        let pending: Vec<usize> = (0..objs.len())
+            .filter(|i| objs[*i].get("apiVersion").and_then(Value::as_str) != Some(desired))
+            .collect();
+        if pending.is_empty() {
             return Ok(());
         }
         match self {
             Converter::None => {
-                if let Value::Object(m) = obj {
-                    m.insert("apiVersion".into(), Value::String(desired.to_string()));
+                for i in pending {
+                    if let Value::Object(m) = &mut objs[i] {
+                        m.insert("apiVersion".into(), Value::String(desired.to_string()));
+                    }
                 }
                 Ok(())
             }
@@ -114,16 +125,18 @@ impl Converter {
             Converter::Webhook(w) => {
                 let handle = tokio::runtime::Handle::try_current()
                     .map_err(|e| ApiError::internal(format!("no runtime for conversion: {e}")))?;
+                let inputs: Vec<&Value> = pending.iter().map(|i| &objs[*i]).collect();
                 let converted =
-                    tokio::task::block_in_place(|| handle.block_on(w.call(obj, desired))).map_err(
-                        |e| {
+                    tokio::task::block_in_place(|| handle.block_on(w.call(&inputs, desired)))
+                        .map_err(|e| {
                             ApiError::internal(format!(
                                 "conversion webhook for {} failed: {e}",
                                 w.what
                             ))
-                        },
-                    )?;
-                *obj = converted;
+                        })?;
+                for (i, c) in pending.into_iter().zip(converted) {
+                    objs[i] = c;
+                }
                 Ok(())
             }
         }
@@ -131,12 +144,14 @@ impl Converter {
 }
 
 impl Webhook {
-    async fn call(&self, obj: &Value, desired: &str) -> Result<Value, String> {
+    /// Converts `objs` to `desired` in one ConversionReview, as upstream's
+    /// webhook converter does for a list.
+    async fn call(&self, objs: &[&Value], desired: &str) -> Result<Vec<Value>, String> {
         let uid = uuid::Uuid::new_v4().to_string();
         let review = json!({
             "apiVersion": "apiextensions.k8s.io/v1",
             "kind": "ConversionReview",
-            "request": {"uid": uid, "desiredAPIVersion": desired, "objects": [obj]},
+            "request": {"uid": uid, "desiredAPIVersion": desired, "objects": objs},
         });
         let body = serde_json::to_vec(&review).map_err(|e| e.to_string())?;
         let req = http::Request::builder()
@@ -172,34 +187,49 @@ impl Webhook {
             let msg = result.get("message").and_then(Value::as_str).unwrap_or("");
             return Err(format!("conversion failed: {msg}"));
         }
-        let mut converted = r
+        let converted = r
             .get("convertedObjects")
             .and_then(Value::as_array)
-            .and_then(|a| a.first())
             .cloned()
-            .ok_or("expected 1 converted object, got 0")?;
-        if converted.get("apiVersion").and_then(Value::as_str) != Some(desired) {
+            .unwrap_or_default();
+        if converted.len() != objs.len() {
             return Err(format!(
-                "invalid converted object: expected apiVersion {desired}"
+                "expected {} converted objects, got {}",
+                objs.len(),
+                converted.len()
             ));
         }
-        // Only labels and annotations of metadata may change.
-        let mut md = obj.get("metadata").cloned().unwrap_or_else(|| json!({}));
-        for k in ["labels", "annotations"] {
-            match converted.get("metadata").and_then(|m| m.get(k)) {
-                Some(v) => md[k] = v.clone(),
-                None => {
-                    if let Value::Object(m) = &mut md {
-                        m.remove(k);
-                    }
+        converted
+            .into_iter()
+            .zip(objs)
+            .map(|(c, obj)| restore_metadata(c, obj, desired))
+            .collect()
+    }
+}
+
+/// Checks one converted object and keeps the original metadata but its
+/// labels and annotations (the only metadata a webhook may change).
+fn restore_metadata(mut converted: Value, obj: &Value, desired: &str) -> Result<Value, String> {
+    if converted.get("apiVersion").and_then(Value::as_str) != Some(desired) {
+        return Err(format!(
+            "invalid converted object: expected apiVersion {desired}"
+        ));
+    }
+    let mut md = obj.get("metadata").cloned().unwrap_or_else(|| json!({}));
+    for k in ["labels", "annotations"] {
+        match converted.get("metadata").and_then(|m| m.get(k)) {
+            Some(v) => md[k] = v.clone(),
+            None => {
+                if let Value::Object(m) = &mut md {
+                    m.remove(k);
                 }
             }
         }
-        if let Value::Object(m) = &mut converted {
-            m.insert("metadata".into(), md);
-        }
-        Ok(converted)
     }
+    if let Value::Object(m) = &mut converted {
+        m.insert("metadata".into(), md);
+    }
+    Ok(converted)
 }
 
 fn source_chain(e: &dyn std::error::Error) -> String {

@@ -120,10 +120,10 @@ impl Store {
             revision = Some(resp.revision);
             let mut last_key = None;
             let mut examined = 0;
-            for kv in &resp.items {
+            let decoded = self.decode_many(&resp.items)?;
+            for (kv, obj) in resp.items.iter().zip(decoded) {
                 examined += 1;
                 last_key = Some(kv.key.clone());
-                let obj = self.decode(kv)?;
                 if self.matches(&obj, opts) {
                     items.push(obj);
                     if limit.is_some_and(|l| items.len() as i64 >= l) {

@@ -140,6 +140,27 @@ impl Store {
         Ok(obj)
     }
 
+    /// [`Store::decode`] for a page of stored objects, with the strategy's
+    /// read hook run once for all of them ([`crate::registry::strategy::Strategy::on_read_many`]).
+    pub fn decode_many(&self, kvs: &[KeyValue]) -> Result<Vec<Value>, ApiError> {
+        let mut objs = kvs
+            .iter()
+            .map(|kv| {
+                crate::protobuf::decode_from_storage(&kv.value)
+                    .map_err(|e| ApiError::internal(format!("decoding {}: {e}", kv.key)))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        self.def.strategy.on_read_many(&mut objs)?;
+        for (obj, kv) in objs.iter_mut().zip(kvs) {
+            meta::set(
+                obj,
+                "resourceVersion",
+                Value::String(kv.mod_revision.to_string()),
+            );
+        }
+        Ok(objs)
+    }
+
     /// Encodes an object for storage, without `resourceVersion`: built-in
     /// kinds as upstream's protobuf, others as JSON (see
     /// [`crate::protobuf::encode_for_storage`]). A value a built-in kind's

@@ -63,6 +63,16 @@ pub trait Strategy: Send + Sync {
         Ok(())
     }
 
+    /// [`Strategy::on_read`] for the objects of one storage page of a LIST,
+    /// so that work can be batched (a CRD's conversion webhook converts a
+    /// list in one ConversionReview, as upstream).
+    fn on_read_many(&self, objs: &mut [Value]) -> Result<(), crate::endpoints::status::ApiError> {
+        for obj in objs {
+            self.on_read(obj)?;
+        }
+        Ok(())
+    }
+
     /// The form an object is stored in, when it differs from the object
     /// (custom resources are stored in their CRD's storage version);
     /// `None` stores the object as it is.

@@ -203,7 +203,18 @@ async fn webhook_conversion_between_v1_and_v2() {
         .expect("json");
     assert_eq!(v1["spec"], json!({"name": "Grace Hopper"}), "{v1}");
 
-    // Lists and kubectl in either version.
+    // Lists and kubectl in either version; a LIST converts all its objects
+    // in one ConversionReview, as upstream.
+    for n in ["c1", "c2", "c3"] {
+        let r = http
+            .post(base("v1"))
+            .json(&json!({"apiVersion": "conv.example.com/v1", "kind": "Person", "metadata": {"name": n}, "spec": {"name": n}}))
+            .send()
+            .await
+            .expect("post");
+        assert_eq!(r.status().as_u16(), 201);
+    }
+    let before = calls.load(Ordering::SeqCst);
     let list: Value = http
         .get(base("v2"))
         .send()
@@ -218,7 +229,16 @@ async fn webhook_conversion_between_v1_and_v2() {
         .iter()
         .filter_map(|i| i["spec"]["fullName"].as_str())
         .collect();
-    assert_eq!(names, ["Ada Lovelace", "Grace Hopper"], "{list}");
+    assert_eq!(
+        names,
+        ["Ada Lovelace", "c1", "c2", "c3", "Grace Hopper"],
+        "{list}"
+    );
+    assert_eq!(
+        calls.load(Ordering::SeqCst) - before,
+        1,
+        "a LIST of 5 objects must make one webhook call"
+    );
     let table = c
         .kubectl_ok(&["get", "people.v1.conv.example.com", "grace"])
         .await;
