@@ -23,6 +23,7 @@ use shared::storage::EtcdStorage;
 use tokio::sync::Notify;
 
 use crate::crd::{self, conditions, CLEANUP_FINALIZER};
+use crate::naming;
 use crate::serving;
 
 /// How often the loop runs without a change (finalizer retries).
@@ -48,59 +49,6 @@ fn names_of(crd_obj: &Value) -> Value {
         .and_then(|s| s.get("names"))
         .cloned()
         .unwrap_or(Value::Null)
-}
-
-fn name_list(names: &Value) -> (String, String, Vec<String>, String, String) {
-    let s = |k: &str| {
-        names
-            .get(k)
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    };
-    let shorts = names
-        .get("shortNames")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default();
-    (s("plural"), s("singular"), shorts, s("kind"), s("listKind"))
-}
-
-/// Names taken in one group: resource names (plural, singular, short
-/// names) and kinds (kind, listKind), each with the CRD that holds it.
-#[derive(Default)]
-struct Taken {
-    resources: HashMap<String, String>,
-    kinds: HashMap<String, String>,
-}
-
-impl Taken {
-    fn add(&mut self, names: &Value, owner: &str) {
-        let (plural, singular, shorts, kind, list_kind) = name_list(names);
-        for r in [plural, singular].into_iter().chain(shorts) {
-            if !r.is_empty() {
-                self.resources.entry(r).or_insert_with(|| owner.to_string());
-            }
-        }
-        for k in [kind, list_kind] {
-            if !k.is_empty() {
-                self.kinds.entry(k).or_insert_with(|| owner.to_string());
-            }
-        }
-    }
-
-    fn resource_taken(&self, name: &str, me: &str) -> bool {
-        self.resources.get(name).is_some_and(|o| o != me)
-    }
-
-    fn kind_taken(&self, name: &str, me: &str) -> bool {
-        self.kinds.get(name).is_some_and(|o| o != me)
-    }
 }
 
 impl Controller {
@@ -174,50 +122,35 @@ impl Controller {
             (meta::meta_str(a, "creationTimestamp"), meta::name(a))
                 .cmp(&(meta::meta_str(b, "creationTimestamp"), meta::name(b)))
         });
-        // Names already accepted (in status) are held by their CRD first.
-        let mut taken: HashMap<String, Taken> = HashMap::new();
+        // Names already accepted (in status) by the CRDs of each group.
+        let mut taken: HashMap<String, naming::GroupNames> = HashMap::new();
         for obj in &all {
             if let Some(accepted) = obj.get("status").and_then(|s| s.get("acceptedNames")) {
                 taken
                     .entry(crd::spec_str(obj, &["group"]).to_string())
                     .or_default()
-                    .add(accepted, meta::name(obj));
+                    .add(accepted);
             }
         }
         let mut serving = Vec::new();
         for obj in all {
             let group = crd::spec_str(&obj, &["group"]).to_string();
-            let me = meta::name(&obj).to_string();
             let wanted = names_of(&obj);
-            let (plural, singular, shorts, kind, list_kind) = name_list(&wanted);
             let t = taken.entry(group.clone()).or_default();
-            let conflict = if t.resource_taken(&plural, &me) {
-                Some(("PluralConflict", format!("{plural:?} is already in use")))
-            } else if !singular.is_empty() && t.resource_taken(&singular, &me) {
-                Some((
-                    "SingularConflict",
-                    format!("{singular:?} is already in use"),
-                ))
-            } else if let Some(s) = shorts.iter().find(|s| t.resource_taken(s, &me)) {
-                Some(("ShortNamesConflict", format!("{s:?} is already in use")))
-            } else if t.kind_taken(&kind, &me) {
-                Some(("KindConflict", format!("{kind:?} is already in use")))
-            } else if !list_kind.is_empty() && t.kind_taken(&list_kind, &me) {
-                Some((
-                    "ListKindConflict",
-                    format!("{list_kind:?} is already in use"),
-                ))
-            } else {
-                None
-            };
+            let previous = obj
+                .get("status")
+                .and_then(|s| s.get("acceptedNames"))
+                .cloned()
+                .unwrap_or(Value::Null);
+            let naming::Decision { accepted, conflict } = naming::decide(&wanted, &previous, t);
             let mut new = obj.clone();
-            let accepted = match &conflict {
+            if let Some(st) = new.get_mut("status").and_then(Value::as_object_mut) {
+                st.insert("acceptedNames".into(), accepted.clone());
+            } else if let Value::Object(m) = &mut new {
+                m.insert("status".into(), json!({"acceptedNames": accepted.clone()}));
+            }
+            match &conflict {
                 None => {
-                    if let Some(st) = new.get_mut("status").and_then(Value::as_object_mut) {
-                        st.insert("acceptedNames".into(), wanted.clone());
-                    } else if let Value::Object(m) = &mut new {
-                        m.insert("status".into(), json!({"acceptedNames": wanted.clone()}));
-                    }
                     conditions::set(
                         &mut new,
                         "NamesAccepted",
@@ -225,17 +158,12 @@ impl Controller {
                         "NoConflicts",
                         "no conflicts found",
                     );
-                    wanted.clone()
                 }
                 Some((reason, msg)) => {
                     conditions::set(&mut new, "NamesAccepted", "False", reason, msg);
-                    new.get("status")
-                        .and_then(|s| s.get("acceptedNames"))
-                        .cloned()
-                        .unwrap_or(Value::Null)
                 }
-            };
-            t.add(&accepted, &me);
+            }
+            t.add(&accepted);
             if conflict.is_none() {
                 conditions::set(
                     &mut new,

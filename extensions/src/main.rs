@@ -8,6 +8,7 @@ mod conversion;
 mod crd;
 mod field_validation;
 mod jsonpath;
+mod naming;
 mod openapi;
 mod scale;
 mod serving;

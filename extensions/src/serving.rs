@@ -4,6 +4,7 @@
 //! strategy that prunes, defaults and validates with the version's schema.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::{json, Value};
 use shared::admission::AdmissionChain;
@@ -33,7 +34,15 @@ pub struct CustomResourceStrategy {
     /// `<group>/<storage version>`: what is written to etcd.
     storage_api_version: String,
     converter: Arc<Converter>,
+    /// When the CRD became Established (its condition's
+    /// `lastTransitionTime`).
+    established_at: Option<jiff::Timestamp>,
 }
+
+/// How long after a CRD becomes Established a create waits, as upstream's
+/// CRD handler does (so that every API server replica serves the resource
+/// before an object exists that a follow-up request could miss).
+const JUST_ESTABLISHED: Duration = Duration::from_secs(2);
 
 impl CustomResourceStrategy {
     /// Schema validation, then the CEL rules (with `oldSelf` on update).
@@ -89,9 +98,33 @@ impl Strategy for CustomResourceStrategy {
         self.check(new, Some(old))
     }
 
+    fn allocate<'a>(
+        &'a self,
+        _obj: &'a mut Value,
+    ) -> futures_util::future::BoxFuture<'a, Result<(), ApiError>> {
+        Box::pin(async move {
+            let just = self.established_at.is_some_and(|t| {
+                jiff::Timestamp::now().duration_since(t).as_secs_f64()
+                    < JUST_ESTABLISHED.as_secs_f64()
+            });
+            if just {
+                tokio::time::sleep(JUST_ESTABLISHED).await;
+            }
+            Ok(())
+        })
+    }
+
     fn on_read(&self, obj: &mut Value) -> Result<(), ApiError> {
         self.converter.convert(obj, &self.api_version)?;
         self.normalize(obj);
+        Ok(())
+    }
+
+    fn on_read_many(&self, objs: &mut [Value]) -> Result<(), ApiError> {
+        self.converter.convert_many(objs, &self.api_version)?;
+        for obj in objs {
+            self.normalize(obj);
+        }
         Ok(())
     }
 
@@ -289,6 +322,10 @@ pub fn stores_for(crd_obj: &Value, storage: &EtcdStorage, prefix: &str) -> Vec<S
             Converter::Broken(e)
         }),
     );
+    let established_at = crd::conditions::get(crd_obj, "Established")
+        .and_then(|c| c.get("lastTransitionTime"))
+        .and_then(Value::as_str)
+        .and_then(|t| t.parse::<jiff::Timestamp>().ok());
     versions
         .into_iter()
         .map(|v| {
@@ -312,6 +349,7 @@ pub fn stores_for(crd_obj: &Value, storage: &EtcdStorage, prefix: &str) -> Vec<S
                 api_version: format!("{group}/{version}"),
                 storage_api_version: storage_api_version.clone(),
                 converter: converter.clone(),
+                established_at,
             };
             let mut def = ResourceDef::new(&group, &version, &kind, &plural)
                 .singular(&singular)
