@@ -7,6 +7,7 @@
 mod apiservice;
 mod autoregister;
 mod availability;
+mod discovery;
 mod remote;
 mod routing;
 mod state;
@@ -31,9 +32,8 @@ use shared::storage::EtcdStorage;
 /// The aggregator's default port (the cluster's API endpoint).
 const DEFAULT_PORT: u16 = 6443;
 
-/// How often the in-memory APIServices are re-read from etcd.
-const REFRESH_PERIOD: Duration = Duration::from_secs(1);
-/// How often the tiers behind are asked which groups they serve.
+/// How often auto-registration re-checks the cached local groups even when
+/// nothing signalled a change.
 const AUTOREGISTER_PERIOD: Duration = Duration::from_secs(2);
 /// How often every APIService's availability is checked.
 const AVAILABILITY_PERIOD: Duration = Duration::from_secs(5);
@@ -95,10 +95,21 @@ async fn main() -> anyhow::Result<()> {
         opts.enable_aggregator_routing,
     ));
     let availability = Arc::new(availability::Availability::default());
-    tokio::spawn(state.clone().run_refresh(REFRESH_PERIOD));
+    let own = Arc::new(groups.clone());
+    let discovery = discovery::Discovery::new(state.clone(), availability.clone(), own);
+    tokio::spawn(state.clone().run_watch());
+    tokio::spawn(discovery.clone().run_local());
+    tokio::spawn(discovery.clone().run_remote());
+    tokio::spawn(discovery.clone().run_rebuild());
+    tokio::spawn(
+        discovery
+            .clone()
+            .run_crd_watch(storage.clone(), prefix.clone()),
+    );
     let registered = Arc::new(AtomicBool::new(false));
     tokio::spawn(autoregister::run(
         state.clone(),
+        discovery.clone(),
         AUTOREGISTER_PERIOD,
         registered.clone(),
     ));
@@ -109,12 +120,10 @@ async fn main() -> anyhow::Result<()> {
     ));
 
     let address = shared::server::listen_address(&opts.serving, DEFAULT_PORT).to_string();
-    let own = Arc::new(groups.clone());
-    let router = Arc::new_cyclic(|this| routing::Router {
+    let router = Arc::new(routing::Router {
         state,
         availability,
-        own,
-        this: this.clone(),
+        discovery,
     });
     let mut api = ApiServer::new(groups, Some(delegate), address).with_interceptor(router);
     api.readyz
