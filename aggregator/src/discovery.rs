@@ -96,16 +96,16 @@ pub struct Discovery {
 }
 
 /// One fetched response.
-struct Fetched {
-    status: u16,
-    aggregated: bool,
-    etag: Option<String>,
-    body: Bytes,
+pub(crate) struct Fetched {
+    pub status: u16,
+    pub aggregated: bool,
+    pub etag: Option<String>,
+    pub body: Bytes,
 }
 
 /// GETs `path` through `d` as the aggregator, with `accept` and
 /// `If-None-Match`, within [`FETCH_TIMEOUT`].
-async fn fetch(
+pub(crate) async fn fetch(
     d: &Delegate,
     path: &str,
     accept: &str,
@@ -154,7 +154,7 @@ async fn fetch(
 }
 
 /// The key upstream caches remote results under: `<ns>/<name>:<port>`.
-fn service_key(svc: &ServiceRef) -> String {
+pub(crate) fn service_key(svc: &ServiceRef) -> String {
     format!("{}/{}:{}", svc.namespace, svc.name, svc.port)
 }
 
@@ -196,6 +196,30 @@ fn index(items: &[Value]) -> BTreeMap<(String, String), Value> {
         }
     }
     out
+}
+
+/// A client of a random address of the server behind the remote
+/// APIService `obj` (the addresses the availability controller last found,
+/// else resolved now).
+pub(crate) async fn remote_client(
+    state: &State,
+    avail: &Availability,
+    obj: &Value,
+) -> Result<Delegate, String> {
+    let svc = ServiceRef::of(obj).ok_or("not a remote APIService")?;
+    let name = obj
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let addrs = match avail.health(name) {
+        Some(h) if !h.addrs.is_empty() => h.addrs,
+        _ => resolve(state, &svc).await.map_err(|u| u.message)?,
+    };
+    let addr = addrs
+        .choose(&mut rand::rng())
+        .cloned()
+        .ok_or("no addresses")?;
+    avail.clients.get(state, obj, &addr)
 }
 
 impl Discovery {
@@ -346,25 +370,14 @@ impl Discovery {
         let Some(first) = apiservices.first() else {
             return;
         };
-        let Some(svc) = ServiceRef::of(first) else {
-            return;
-        };
         let name = first
             .pointer("/metadata/name")
             .and_then(Value::as_str)
             .unwrap_or("");
-        let addrs = match self.avail.health(name) {
-            Some(h) if !h.addrs.is_empty() => h.addrs,
-            _ => resolve(&self.state, &svc).await.unwrap_or_default(),
-        };
-        let Some(addr) = addrs.choose(&mut rand::rng()).cloned() else {
-            cached.stale = true;
-            return;
-        };
-        let client = match self.avail.clients.get(&self.state, first, &addr) {
+        let client = match remote_client(&self.state, &self.avail, first).await {
             Ok(c) => c,
             Err(e) => {
-                tracing::warn!(apiservice = %name, error = %e, "no client for discovery");
+                tracing::info!(apiservice = %name, error = %e, "no client for discovery");
                 cached.stale = true;
                 return;
             }

@@ -8,6 +8,7 @@ mod apiservice;
 mod autoregister;
 mod availability;
 mod discovery;
+mod openapi_v2;
 mod remote;
 mod routing;
 mod state;
@@ -120,10 +121,13 @@ async fn main() -> anyhow::Result<()> {
     ));
 
     let address = shared::server::listen_address(&opts.serving, DEFAULT_PORT).to_string();
+    let openapi_v2 = openapi_v2::OpenApiV2::new(state.clone(), availability.clone());
+    tokio::spawn(openapi_v2.clone().run());
     let router = Arc::new(routing::Router {
         state,
         availability,
         discovery,
+        openapi_v2,
     });
     let mut api = ApiServer::new(groups, Some(delegate), address).with_interceptor(router);
     api.readyz

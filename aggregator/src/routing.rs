@@ -30,6 +30,8 @@ pub struct Router {
     pub availability: Arc<Availability>,
     /// Merged discovery, served from memory.
     pub discovery: Arc<Discovery>,
+    /// Merged `/openapi/v2`, served from memory.
+    pub openapi_v2: Arc<crate::openapi_v2::OpenApiV2>,
 }
 
 impl Interceptor for Router {
@@ -63,6 +65,10 @@ impl Interceptor for Router {
             ["apis"] if req.method() == http::Method::GET => {
                 let body = self.discovery.legacy_apis();
                 Ok(async move { json_response(200, &body, false) }.boxed())
+            }
+            ["openapi", "v2"] if req.method() == http::Method::GET => {
+                let v2 = self.openapi_v2.clone();
+                Ok(async move { v2.serve(req).await }.boxed())
             }
             ["openapi", "v3"] if req.method() == http::Method::GET => {
                 let state = self.state.clone();
