@@ -63,7 +63,7 @@ struct Local {
     apis_etag: Option<String>,
     /// At least one fetch of both documents succeeded.
     synced: bool,
-    /// The last fetch failed.
+    /// The last fetch failed (auto-registration then waits).
     stale: bool,
 }
 
@@ -573,8 +573,12 @@ impl Discovery {
     /// Rebuilds the served documents from the caches.
     pub fn rebuild(&self) {
         let services = self.state.services();
-        let (local_core, local_apis, local_stale) = match self.local.read() {
-            Ok(l) => (index(&l.core), index(&l.apis), l.stale),
+        // The local chain's last documents are served as `Current` even
+        // while it cannot be reached (upstream's local delegates are
+        // in-process and never stale; a `Stale` entry makes clients drop
+        // the group, which a tier restart must not cause).
+        let (local_core, local_apis) = match self.local.read() {
+            Ok(l) => (index(&l.core), index(&l.apis)),
             Err(_) => return,
         };
         let remote = match self.remote.read() {
@@ -601,7 +605,7 @@ impl Discovery {
                     let list = self.own.resource_list(g, v).unwrap_or(Value::Null);
                     entries.push(ad::version_from_resource_list(g, v, &list, false));
                 } else if let Some(entry) = local_apis.get(&gv) {
-                    entries.push(with_freshness(entry.clone(), local_stale));
+                    entries.push(with_freshness(entry.clone(), false));
                 }
             }
             if !entries.is_empty() {
@@ -610,7 +614,7 @@ impl Discovery {
         }
         let core_entries: Vec<Value> = local_core
             .into_iter()
-            .map(|(_, e)| with_freshness(e, local_stale))
+            .map(|(_, e)| with_freshness(e, false))
             .collect();
         let core_items = if core_entries.is_empty() {
             vec![]

@@ -747,7 +747,8 @@ async fn discovery_is_served_from_memory() {
     assert_eq!(down.status(), 200);
     let down: serde_json::Value = down.json().await.expect("json");
     assert_eq!(groups(&down), groups(&doc));
-    // The cached resources are still listed (no request was needed).
+    // The cached resources are still listed, as current (no request was
+    // needed, and clients must not drop the group over a tier restart).
     let apps = down["items"]
         .as_array()
         .into_iter()
@@ -761,6 +762,7 @@ async fn discovery_is_served_from_memory() {
             .is_some_and(|r| r.iter().any(|r| r["resource"] == "deployments")),
         "{apps}"
     );
+    assert_eq!(apps["versions"][0]["freshness"], "Current", "{apps}");
     let legacy: serde_json::Value = admin
         .get(&url)
         .send()
