@@ -382,51 +382,62 @@ impl Discovery {
                 return;
             }
         };
-        match fetch(&client, "/apis", ad::CONTENT_TYPE, cached.etag.as_deref()).await {
-            Ok(f) if f.status == 304 => {
-                cached.stale = false;
-                return;
-            }
-            Ok(f) if f.status == 200 && f.aggregated => {
-                if let Some(items) = ad::parse_items(&f.body) {
-                    cached.versions = index(&items);
-                    cached.etag = f.etag;
-                    cached.stale = false;
+        let aggregated_ok =
+            match fetch(&client, "/apis", ad::CONTENT_TYPE, cached.etag.as_deref()).await {
+                Ok(f) if f.status == 304 => true,
+                Ok(f) if f.status == 200 && f.aggregated => match ad::parse_items(&f.body) {
+                    Some(items) => {
+                        cached.versions = index(&items);
+                        cached.etag = f.etag;
+                        true
+                    }
+                    None => false,
+                },
+                Ok(f) if [200, 404, 406].contains(&f.status) => false,
+                Ok(f) => {
+                    tracing::info!(apiservice = %name, status = f.status, "discovery failed");
+                    cached.stale = true;
                     return;
                 }
-            }
-            Ok(f) if [200, 404, 406].contains(&f.status) => {}
-            Ok(f) => {
-                tracing::info!(apiservice = %name, status = f.status, "discovery failed");
-                cached.stale = true;
-                return;
-            }
-            Err(e) => {
-                tracing::info!(apiservice = %name, error = %e, "discovery failed");
-                cached.stale = true;
-                return;
-            }
-        }
-        // No aggregated document: the legacy list of each group/version.
-        let lists = apiservices.iter().map(|o| {
-            let (g, v) = (spec_str(o, "group"), spec_str(o, "version"));
-            let path = if g.is_empty() {
-                format!("/api/{v}")
-            } else {
-                format!("/apis/{g}/{v}")
+                Err(e) => {
+                    tracing::info!(apiservice = %name, error = %e, "discovery failed");
+                    cached.stale = true;
+                    return;
+                }
             };
-            let client = &client;
-            async move {
-                let f = fetch(client, &path, "application/json", None).await.ok()?;
-                let list: Value = serde_json::from_slice(&f.body).ok()?;
-                (f.status == 200).then(|| {
-                    let entry = ad::version_from_resource_list(g, v, &list, false);
-                    ((g.to_string(), v.to_string()), entry)
-                })
-            }
-        });
+        if !aggregated_ok {
+            cached.etag = None;
+        }
+        // The legacy list of each group/version the aggregated document
+        // lacks (all of them without one; the core group, which a server
+        // lists under `/api`, for a legacy `v1.` APIService).
+        let lists = apiservices
+            .iter()
+            .filter(|o| {
+                let gv = (
+                    spec_str(o, "group").to_string(),
+                    spec_str(o, "version").to_string(),
+                );
+                !aggregated_ok || !cached.versions.contains_key(&gv)
+            })
+            .map(|o| {
+                let (g, v) = (spec_str(o, "group"), spec_str(o, "version"));
+                let path = if g.is_empty() {
+                    format!("/api/{v}")
+                } else {
+                    format!("/apis/{g}/{v}")
+                };
+                let client = &client;
+                async move {
+                    let f = fetch(client, &path, "application/json", None).await.ok()?;
+                    let list: Value = serde_json::from_slice(&f.body).ok()?;
+                    (f.status == 200).then(|| {
+                        let entry = ad::version_from_resource_list(g, v, &list, false);
+                        ((g.to_string(), v.to_string()), entry)
+                    })
+                }
+            });
         let results = join_all(lists).await;
-        cached.etag = None;
         cached.stale = results.iter().any(Option::is_none);
         for (gv, entry) in results.into_iter().flatten() {
             cached.versions.insert(gv, entry);
@@ -612,10 +623,22 @@ impl Discovery {
                 items.push(ad::group_entry(g, entries));
             }
         }
-        let core_entries: Vec<Value> = local_core
-            .into_iter()
-            .map(|(_, e)| with_freshness(e, false))
-            .collect();
+        // A remote legacy `v1.` APIService serves the core group instead.
+        let core_entries: Vec<Value> = match services.get("v1.").and_then(ServiceRef::of) {
+            Some(svc) => {
+                let available = self.avail.health("v1.").is_some_and(|h| h.available);
+                let cached = remote.get(&service_key(&svc));
+                let stale = !available || cached.is_none_or(|c| c.stale);
+                let entry = cached
+                    .and_then(|c| c.versions.get(&(String::new(), "v1".to_string())).cloned())
+                    .unwrap_or_else(|| json!({"version": "v1", "resources": []}));
+                vec![with_freshness(entry, stale)]
+            }
+            None => local_core
+                .into_iter()
+                .map(|(_, e)| with_freshness(e, false))
+                .collect(),
+        };
         let core_items = if core_entries.is_empty() {
             vec![]
         } else {

@@ -60,6 +60,17 @@ struct Options {
     enable_aggregator_routing: bool,
 }
 
+/// Where this process can reach itself: its listen address, with an
+/// unspecified bind address (`0.0.0.0`, `::`) replaced by loopback.
+fn loopback_address(listen: std::net::SocketAddr) -> String {
+    let ip = match listen.ip() {
+        std::net::IpAddr::V4(ip) if ip.is_unspecified() => std::net::Ipv4Addr::LOCALHOST.into(),
+        std::net::IpAddr::V6(ip) if ip.is_unspecified() => std::net::Ipv6Addr::LOCALHOST.into(),
+        ip => ip,
+    };
+    std::net::SocketAddr::new(ip, listen.port()).to_string()
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     shared::server::init_logging();
@@ -94,6 +105,7 @@ async fn main() -> anyhow::Result<()> {
         delegate.clone(),
         proxy_client_cert,
         opts.enable_aggregator_routing,
+        loopback_address(shared::server::listen_address(&opts.serving, DEFAULT_PORT)),
     ));
     let availability = Arc::new(availability::Availability::default());
     let own = Arc::new(groups.clone());

@@ -90,20 +90,35 @@ impl Interceptor for Router {
                 Some(body) => Ok(async move { json_response(200, &body, false) }.boxed()),
                 None => Err(req),
             },
-            ["apis", g, v, ..] => {
-                let name = format!("{v}.{g}");
+            _ => {
                 let services = self.state.services();
-                let Some(obj) = services.get(&name).filter(|o| ServiceRef::of(o).is_some()) else {
+                let Some(name) = remote_apiservice_for(&services, &parts) else {
                     return Err(req);
                 };
-                let obj = obj.clone();
+                let Some(obj) = services.get(&name).cloned() else {
+                    return Err(req);
+                };
                 let state = self.state.clone();
                 let avail = self.availability.clone();
                 Ok(async move { proxy(&state, &avail, &name, &obj, req).await }.boxed())
             }
-            _ => Err(req),
         }
     }
+}
+
+/// The remote APIService a path belongs to: `/apis/<g>/<v>/...` to
+/// `<v>.<g>`; `/api` and everything under it to the legacy `v1.` APIService
+/// when that one is remote (upstream proxies the whole `/api` tree for it).
+fn remote_apiservice_for(services: &BTreeMap<String, Value>, parts: &[&str]) -> Option<String> {
+    let name = match parts {
+        ["api", ..] => "v1.".to_string(),
+        ["apis", g, v, ..] if *g != GROUP => format!("{v}.{g}"),
+        _ => return None,
+    };
+    services
+        .get(&name)
+        .filter(|o| ServiceRef::of(o).is_some())
+        .map(|_| name)
 }
 
 /// Sends `req` to the server of the remote APIService `name`.
@@ -253,6 +268,45 @@ mod tests {
             version: v.into(),
             group_priority: gp,
             version_priority: vp,
+        }
+    }
+
+    #[test]
+    fn paths_of_remote_apiservices_including_the_legacy_v1() {
+        let remote = |g: &str, v: &str| {
+            (
+                format!("{v}.{g}"),
+                json!({"spec": {"group": g, "version": v,
+                    "service": {"namespace": "ns", "name": "s", "port": 443}}}),
+            )
+        };
+        let local = |g: &str, v: &str| {
+            (
+                format!("{v}.{g}"),
+                json!({"spec": {"group": g, "version": v}}),
+            )
+        };
+        let mut services: BTreeMap<String, Value> = [
+            remote("metrics.k8s.io", "v1beta1"),
+            local("", "v1"),
+            local("apps", "v1"),
+        ]
+        .into_iter()
+        .collect();
+        let route = |s: &BTreeMap<String, Value>, p: &str| {
+            let parts: Vec<&str> = p.trim_start_matches('/').split('/').collect();
+            remote_apiservice_for(s, &parts)
+        };
+        assert_eq!(
+            route(&services, "/apis/metrics.k8s.io/v1beta1/nodes").as_deref(),
+            Some("v1beta1.metrics.k8s.io")
+        );
+        assert_eq!(route(&services, "/apis/apps/v1/deployments"), None);
+        assert_eq!(route(&services, "/api/v1/pods"), None);
+        let (name, obj) = remote("", "v1");
+        services.insert(name, obj);
+        for p in ["/api", "/api/v1", "/api/v1/namespaces/default/pods"] {
+            assert_eq!(route(&services, p).as_deref(), Some("v1."), "{p}");
         }
     }
 

@@ -40,6 +40,9 @@ pub struct State {
     pub proxy_client_cert: Option<(Vec<u8>, Vec<u8>)>,
     /// Route to endpoint IPs (EndpointSlices) rather than the ClusterIP.
     pub endpoint_routing: bool,
+    /// The aggregator's own address (`host:port`), where upstream's loopback
+    /// resolver sends the `default/kubernetes` Service.
+    pub loopback: String,
     services: RwLock<Arc<BTreeMap<String, Value>>>,
     /// Bumped whenever the set of APIServices changed; each controller
     /// holds its own receiver (see [`State::subscribe`]).
@@ -53,12 +56,14 @@ impl State {
         delegate: Delegate,
         proxy_client_cert: Option<(Vec<u8>, Vec<u8>)>,
         endpoint_routing: bool,
+        loopback: String,
     ) -> Self {
         State {
             store,
             delegate,
             proxy_client_cert,
             endpoint_routing,
+            loopback,
             services: RwLock::new(Arc::new(BTreeMap::new())),
             generation: watch::Sender::new(0),
         }

@@ -796,3 +796,60 @@ async fn discovery_is_served_from_memory() {
     let (ok, out, err) = tc.kubectl(&["get", "widgets", "-A"]).await;
     assert!(ok, "{out}{err}");
 }
+
+/// The legacy `v1.` APIService made remote takes the whole `/api` tree, as
+/// upstream's aggregator proxies it (here to a Service without endpoints:
+/// 503), while named groups keep working; deleting it brings the local one
+/// back through auto-registration.
+#[tokio::test]
+async fn a_remote_legacy_v1_apiservice_takes_the_api_tree() {
+    let tc = TestCluster::start().await;
+    let admin = tc.http(Auth::AdminCert);
+    let url = tc.url("/apis/apiregistration.k8s.io/v1/apiservices/v1.");
+    let mut obj: serde_json::Value = admin
+        .get(&url)
+        .send()
+        .await
+        .expect("get v1.")
+        .json()
+        .await
+        .expect("json");
+    obj["metadata"]["labels"] = serde_json::json!({});
+    obj["spec"]["service"] =
+        serde_json::json!({"namespace": "default", "name": "no-such-service", "port": 443});
+    obj["spec"]["insecureSkipTLSVerify"] = serde_json::json!(true);
+    let r = admin.put(&url).json(&obj).send().await.expect("put v1.");
+    assert_eq!(r.status(), 200, "{}", r.text().await.unwrap_or_default());
+
+    let status = |path: &'static str| {
+        let admin = admin.clone();
+        let url = tc.url(path);
+        async move {
+            admin
+                .get(url)
+                .send()
+                .await
+                .map(|r| r.status().as_u16())
+                .unwrap_or(0)
+        }
+    };
+    let proxied = eventually(Duration::from_secs(10), || async {
+        status("/api/v1/namespaces").await == 503
+    })
+    .await;
+    assert!(proxied, "/api/v1 not routed to the remote v1. APIService");
+    assert_eq!(status("/api").await, 503);
+    assert_eq!(status("/apis/apps/v1/deployments").await, 200);
+    let line = tc
+        .kubectl_ok(&["get", "apiservice", "v1.", "--no-headers"])
+        .await;
+    assert!(line.contains("default/no-such-service"), "{line}");
+
+    let r = admin.delete(&url).send().await.expect("delete v1.");
+    assert_eq!(r.status(), 200);
+    let restored = eventually(Duration::from_secs(20), || async {
+        status("/api/v1/namespaces").await == 200
+    })
+    .await;
+    assert!(restored, "the local v1. APIService did not come back");
+}
