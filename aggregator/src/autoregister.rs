@@ -1,5 +1,5 @@
 //! Auto-registration: a local APIService for every group/version the tiers
-//! behind serve (kube-core's built-in groups and the CRD tier's groups), with
+//! behind serve (as the discovery manager last read them) (kube-core's built-in groups and the CRD tier's groups), with
 //! upstream's built-in priorities; groups that disappear (a CRD deleted) lose
 //! their APIService. Only APIServices carrying the automanaged label are ever
 //! removed, as upstream's `autoregister` controller.
@@ -11,58 +11,13 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use shared::registry::store::{DeleteOptions, WriteContext};
 
-use crate::apiservice::{builtin_priority, AUTOMANAGED_LABEL, GROUP};
+use crate::apiservice::{builtin_priority, AUTOMANAGED_LABEL};
+use crate::discovery::Discovery;
 use crate::state::State;
 
 /// How many consecutive polls a group/version must be missing before its
 /// APIService is deleted (a tier restarting must not drop its groups).
 const MISSING_POLLS_BEFORE_DELETE: u32 = 2;
-
-/// The group/versions served behind the aggregator, or `None` when they
-/// could not be read (nothing is then deleted).
-async fn served(state: &State) -> Option<BTreeSet<(String, String)>> {
-    let mut out = BTreeSet::new();
-    out.insert((GROUP.to_string(), "v1".to_string()));
-    let (code, api) = state.get_json("/api").await.ok()?;
-    if code != 200 {
-        return None;
-    }
-    for v in api
-        .get("versions")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        if let Some(v) = v.as_str() {
-            out.insert((String::new(), v.to_string()));
-        }
-    }
-    let (code, apis) = state.get_json("/apis").await.ok()?;
-    if code != 200 {
-        return None;
-    }
-    for g in apis
-        .get("groups")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let Some(name) = g.get("name").and_then(Value::as_str) else {
-            continue;
-        };
-        for v in g
-            .get("versions")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if let Some(ver) = v.get("version").and_then(Value::as_str) {
-                out.insert((name.to_string(), ver.to_string()));
-            }
-        }
-    }
-    Some(out)
-}
 
 /// The local APIService for `group`/`version`.
 pub fn local_apiservice(group: &str, version: &str) -> Value {
@@ -87,8 +42,8 @@ pub fn local_apiservice(group: &str, version: &str) -> Value {
 /// APIService was not served.
 /// Returns whether the tiers behind could be read (and every group/version
 /// they serve now has an APIService).
-async fn sync(state: &State, missing: &mut BTreeMap<String, u32>) -> bool {
-    let Some(want) = served(state).await else {
+async fn sync(state: &State, discovery: &Discovery, missing: &mut BTreeMap<String, u32>) -> bool {
+    let Some(want) = discovery.local_group_versions() else {
         return false;
     };
     let have = state.services();
@@ -142,28 +97,37 @@ async fn sync(state: &State, missing: &mut BTreeMap<String, u32>) -> bool {
         missing.remove(name);
         created = true;
     }
-    if created {
-        let _ = state.refresh().await;
-    }
-    let have = state.services();
-    want.iter()
-        .all(|(g, v)| have.contains_key(&format!("{v}.{g}")))
+    !created
+        && want
+            .iter()
+            .all(|(g, v)| have.contains_key(&format!("{v}.{g}")))
 }
 
-/// Polls the tiers behind every `period` and keeps the local APIServices in
-/// step; sets `completed` once every served group/version was registered
-/// (upstream's `autoregister-completion` readiness).
+/// Keeps the local APIServices in step with what the local chain serves
+/// (as cached by the discovery manager: no requests of its own), on every
+/// change of either and every `period`; sets `completed` once every served
+/// group/version was registered (upstream's `autoregister-completion`
+/// readiness).
 pub async fn run(
     state: Arc<State>,
+    discovery: Arc<Discovery>,
     period: Duration,
     completed: Arc<std::sync::atomic::AtomicBool>,
 ) {
     let mut missing = BTreeMap::new();
+    let mut services = state.subscribe();
+    let mut local = discovery.subscribe_local();
     loop {
-        if sync(&state, &mut missing).await {
+        services.borrow_and_update();
+        local.borrow_and_update();
+        if sync(&state, &discovery, &mut missing).await {
             completed.store(true, std::sync::atomic::Ordering::SeqCst);
         }
-        tokio::time::sleep(period).await;
+        tokio::select! {
+            _ = services.changed() => {}
+            _ = local.changed() => {}
+            _ = tokio::time::sleep(period) => {}
+        }
     }
 }
 

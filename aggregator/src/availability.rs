@@ -8,7 +8,9 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
+
 use std::time::Duration;
+use tokio::sync::Notify;
 
 use futures_util::future::join_all;
 use serde_json::{json, Value};
@@ -36,10 +38,9 @@ pub struct Health {
 #[derive(Default)]
 pub struct Availability {
     health: RwLock<HashMap<String, Health>>,
-    /// The last `APIResourceList` each remote APIService answered its
-    /// discovery probe with (kept when it later fails: served as stale).
-    resource_lists: RwLock<HashMap<String, Value>>,
     pub clients: Clients,
+    /// Signalled when some APIService's availability changed.
+    pub changed: Notify,
 }
 
 impl Availability {
@@ -48,23 +49,18 @@ impl Availability {
         self.health.read().ok()?.get(name).cloned()
     }
 
-    /// The last resource list served by the remote APIService `name`.
-    pub fn resource_list(&self, name: &str) -> Option<Value> {
-        self.resource_lists.read().ok()?.get(name).cloned()
-    }
-
     fn set(&self, all: HashMap<String, Health>) {
-        if let Ok(mut lists) = self.resource_lists.write() {
-            lists.retain(|name, _| all.contains_key(name));
-        }
-        if let Ok(mut h) = self.health.write() {
-            *h = all;
-        }
-    }
-
-    fn set_resource_list(&self, name: &str, list: Value) {
-        if let Ok(mut lists) = self.resource_lists.write() {
-            lists.insert(name.to_string(), list);
+        let Ok(mut h) = self.health.write() else {
+            return;
+        };
+        let flipped = all.len() != h.len()
+            || all
+                .iter()
+                .any(|(n, new)| h.get(n).is_none_or(|old| old.available != new.available));
+        *h = all;
+        drop(h);
+        if flipped {
+            self.changed.notify_waiters();
         }
     }
 }
@@ -117,7 +113,7 @@ async fn check(state: &State, avail: &Availability, obj: &Value) -> (Value, Heal
             let user = internal_user();
             let probe = crate::state::get_json(&client, &path, Some(&user));
             match tokio::time::timeout(PROBE_TIMEOUT, probe).await {
-                Ok(Ok((code, body))) if (200..300).contains(&code) => Ok(body),
+                Ok(Ok((code, _))) if (200..300).contains(&code) => Ok(()),
                 Ok(Ok((code, _))) => Err(format!(
                     "failing or missing response from {url}: bad status from {url}: {code}"
                 )),
@@ -129,17 +125,6 @@ async fn check(state: &State, avail: &Availability, obj: &Value) -> (Value, Heal
         }
     });
     let results = join_all(probes).await;
-    let name = obj
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    if let Some(list) = results
-        .iter()
-        .find_map(|r| r.as_ref().ok())
-        .filter(|b| b.get("kind").and_then(Value::as_str) == Some("APIResourceList"))
-    {
-        avail.set_resource_list(name, list.clone());
-    }
     if results.iter().any(Result::is_ok) {
         return (
             condition("True", "Passed", "all checks passed"),
@@ -249,11 +234,12 @@ async fn pass(state: &State, avail: &Availability) {
 
 /// Checks every APIService every `period`, and at once when they change.
 pub async fn run(state: Arc<State>, avail: Arc<Availability>, period: Duration) {
+    let mut changes = state.subscribe();
     loop {
+        changes.borrow_and_update();
         pass(&state, &avail).await;
-        let changed = state.changed.notified();
         tokio::select! {
-            _ = changed => {}
+            _ = changes.changed() => {}
             _ = tokio::time::sleep(period) => {}
         }
     }

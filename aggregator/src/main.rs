@@ -7,6 +7,8 @@
 mod apiservice;
 mod autoregister;
 mod availability;
+mod discovery;
+mod openapi_v2;
 mod remote;
 mod routing;
 mod state;
@@ -31,9 +33,8 @@ use shared::storage::EtcdStorage;
 /// The aggregator's default port (the cluster's API endpoint).
 const DEFAULT_PORT: u16 = 6443;
 
-/// How often the in-memory APIServices are re-read from etcd.
-const REFRESH_PERIOD: Duration = Duration::from_secs(1);
-/// How often the tiers behind are asked which groups they serve.
+/// How often auto-registration re-checks the cached local groups even when
+/// nothing signalled a change.
 const AUTOREGISTER_PERIOD: Duration = Duration::from_secs(2);
 /// How often every APIService's availability is checked.
 const AVAILABILITY_PERIOD: Duration = Duration::from_secs(5);
@@ -57,6 +58,17 @@ struct Options {
     /// here: the aggregator runs off-cluster, where cluster IPs do not route.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     enable_aggregator_routing: bool,
+}
+
+/// Where this process can reach itself: its listen address, with an
+/// unspecified bind address (`0.0.0.0`, `::`) replaced by loopback.
+fn loopback_address(listen: std::net::SocketAddr) -> String {
+    let ip = match listen.ip() {
+        std::net::IpAddr::V4(ip) if ip.is_unspecified() => std::net::Ipv4Addr::LOCALHOST.into(),
+        std::net::IpAddr::V6(ip) if ip.is_unspecified() => std::net::Ipv6Addr::LOCALHOST.into(),
+        ip => ip,
+    };
+    std::net::SocketAddr::new(ip, listen.port()).to_string()
 }
 
 #[tokio::main]
@@ -93,12 +105,24 @@ async fn main() -> anyhow::Result<()> {
         delegate.clone(),
         proxy_client_cert,
         opts.enable_aggregator_routing,
+        loopback_address(shared::server::listen_address(&opts.serving, DEFAULT_PORT)),
     ));
     let availability = Arc::new(availability::Availability::default());
-    tokio::spawn(state.clone().run_refresh(REFRESH_PERIOD));
+    let own = Arc::new(groups.clone());
+    let discovery = discovery::Discovery::new(state.clone(), availability.clone(), own);
+    tokio::spawn(state.clone().run_watch());
+    tokio::spawn(discovery.clone().run_local());
+    tokio::spawn(discovery.clone().run_remote());
+    tokio::spawn(discovery.clone().run_rebuild());
+    tokio::spawn(
+        discovery
+            .clone()
+            .run_crd_watch(storage.clone(), prefix.clone()),
+    );
     let registered = Arc::new(AtomicBool::new(false));
     tokio::spawn(autoregister::run(
         state.clone(),
+        discovery.clone(),
         AUTOREGISTER_PERIOD,
         registered.clone(),
     ));
@@ -109,12 +133,13 @@ async fn main() -> anyhow::Result<()> {
     ));
 
     let address = shared::server::listen_address(&opts.serving, DEFAULT_PORT).to_string();
-    let own = Arc::new(groups.clone());
-    let router = Arc::new_cyclic(|this| routing::Router {
+    let openapi_v2 = openapi_v2::OpenApiV2::new(state.clone(), availability.clone());
+    tokio::spawn(openapi_v2.clone().run());
+    let router = Arc::new(routing::Router {
         state,
         availability,
-        own,
-        this: this.clone(),
+        discovery,
+        openapi_v2,
     });
     let mut api = ApiServer::new(groups, Some(delegate), address).with_interceptor(router);
     api.readyz

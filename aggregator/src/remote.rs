@@ -64,8 +64,19 @@ impl ServiceRef {
     }
 }
 
+/// Upstream's loopback resolver: the `kubernetes` Service in `default` on
+/// port 443 is the API server itself, reached at `own` (not through its
+/// EndpointSlices, which may name addresses this process cannot reach).
+pub fn loopback_for(svc: &ServiceRef, own: &str) -> Option<String> {
+    (svc.namespace == "default" && svc.name == "kubernetes" && svc.port == 443)
+        .then(|| own.to_string())
+}
+
 /// Resolves `svc` to the addresses (`host:port`) requests may go to.
 pub async fn resolve(state: &State, svc: &ServiceRef) -> Result<Vec<String>, Unresolved> {
+    if let Some(own) = loopback_for(svc, &state.loopback) {
+        return Ok(vec![own]);
+    }
     let (ns, name) = (&svc.namespace, &svc.name);
     let path = format!("/api/v1/namespaces/{ns}/services/{name}");
     let service = match state.get_json(&path).await {
@@ -281,6 +292,26 @@ mod tests {
             vec!["10.0.0.1:4443", "[fd00::3]:4443"]
         );
         assert!(ready_addresses(&slices, "other").is_empty());
+    }
+
+    #[test]
+    fn default_kubernetes_on_443_is_the_server_itself() {
+        let svc = |ns: &str, name: &str, port: u16| ServiceRef {
+            namespace: ns.into(),
+            name: name.into(),
+            port,
+        };
+        let own = "127.0.0.1:6443";
+        assert_eq!(
+            loopback_for(&svc("default", "kubernetes", 443), own).as_deref(),
+            Some(own)
+        );
+        assert_eq!(loopback_for(&svc("default", "kubernetes", 8443), own), None);
+        assert_eq!(
+            loopback_for(&svc("kube-system", "kubernetes", 443), own),
+            None
+        );
+        assert_eq!(loopback_for(&svc("default", "other", 443), own), None);
     }
 
     #[test]

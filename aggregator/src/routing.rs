@@ -1,12 +1,12 @@
-//! The aggregator's router: `/apis` merged from every APIService (and the
-//! tiers behind), `/apis/<group>` for groups served by external servers, and
+//! The aggregator's router: `/api` and `/apis` (aggregated and legacy) from
+//! the discovery manager's prepared documents, `/apis/<group>` for groups served by external servers, and
 //! everything under `/apis/<group>/<version>` of a remote APIService proxied
 //! to its server with the caller's identity. The rest goes on to kube-core.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use futures_util::future::{join_all, BoxFuture};
+use futures_util::future::BoxFuture;
 use futures_util::FutureExt;
 use rand::seq::IndexedRandom;
 use serde_json::{json, Value};
@@ -20,6 +20,7 @@ use shared::server::handler::Interceptor;
 
 use crate::apiservice::{compare_versions, GROUP};
 use crate::availability::Availability;
+use crate::discovery::Discovery;
 use crate::remote::ServiceRef;
 use crate::state::State;
 
@@ -27,10 +28,10 @@ use crate::state::State;
 pub struct Router {
     pub state: Arc<State>,
     pub availability: Arc<Availability>,
-    /// The aggregator's own resources (`apiregistration.k8s.io`).
-    pub own: Arc<shared::endpoints::discovery::GroupSet>,
-    /// Itself, for the futures it hands out.
-    pub this: std::sync::Weak<Router>,
+    /// Merged discovery, served from memory.
+    pub discovery: Arc<Discovery>,
+    /// Merged `/openapi/v2`, served from memory.
+    pub openapi_v2: Arc<crate::openapi_v2::OpenApiV2>,
 }
 
 impl Interceptor for Router {
@@ -49,15 +50,25 @@ impl Interceptor for Router {
             );
         match parts.as_slice() {
             ["api"] | ["apis"] if aggregated_asked => {
-                let Some(this) = self.this.upgrade() else {
-                    return Err(req);
+                let doc = if parts[0] == "api" {
+                    self.discovery.core()
+                } else {
+                    self.discovery.apis()
                 };
-                let core = parts[0] == "api";
-                Ok(aggregated(this, req, core).boxed())
+                let inm = req
+                    .headers()
+                    .get(http::header::IF_NONE_MATCH)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string);
+                Ok(async move { doc.response(inm.as_deref()) }.boxed())
             }
             ["apis"] if req.method() == http::Method::GET => {
-                let state = self.state.clone();
-                Ok(async move { merged_group_list(&state, req).await }.boxed())
+                let body = self.discovery.legacy_apis();
+                Ok(async move { json_response(200, &body, false) }.boxed())
+            }
+            ["openapi", "v2"] if req.method() == http::Method::GET => {
+                let v2 = self.openapi_v2.clone();
+                Ok(async move { v2.serve(req).await }.boxed())
             }
             ["openapi", "v3"] if req.method() == http::Method::GET => {
                 let state = self.state.clone();
@@ -79,20 +90,35 @@ impl Interceptor for Router {
                 Some(body) => Ok(async move { json_response(200, &body, false) }.boxed()),
                 None => Err(req),
             },
-            ["apis", g, v, ..] => {
-                let name = format!("{v}.{g}");
+            _ => {
                 let services = self.state.services();
-                let Some(obj) = services.get(&name).filter(|o| ServiceRef::of(o).is_some()) else {
+                let Some(name) = remote_apiservice_for(&services, &parts) else {
                     return Err(req);
                 };
-                let obj = obj.clone();
+                let Some(obj) = services.get(&name).cloned() else {
+                    return Err(req);
+                };
                 let state = self.state.clone();
                 let avail = self.availability.clone();
                 Ok(async move { proxy(&state, &avail, &name, &obj, req).await }.boxed())
             }
-            _ => Err(req),
         }
     }
+}
+
+/// The remote APIService a path belongs to: `/apis/<g>/<v>/...` to
+/// `<v>.<g>`; `/api` and everything under it to the legacy `v1.` APIService
+/// when that one is remote (upstream proxies the whole `/api` tree for it).
+fn remote_apiservice_for(services: &BTreeMap<String, Value>, parts: &[&str]) -> Option<String> {
+    let name = match parts {
+        ["api", ..] => "v1.".to_string(),
+        ["apis", g, v, ..] if *g != GROUP => format!("{v}.{g}"),
+        _ => return None,
+    };
+    services
+        .get(&name)
+        .filter(|o| ServiceRef::of(o).is_some())
+        .map(|_| name)
 }
 
 /// Sends `req` to the server of the remote APIService `name`.
@@ -154,14 +180,14 @@ async fn openapi_v3_root(state: &State, req: Request) -> Response {
 }
 
 /// One APIService's place in discovery.
-struct Entry {
+pub(crate) struct Entry {
     group: String,
     version: String,
     group_priority: i64,
     version_priority: i64,
 }
 
-fn entries(services: &BTreeMap<String, Value>) -> Vec<Entry> {
+pub(crate) fn entries(services: &BTreeMap<String, Value>) -> Vec<Entry> {
     services
         .values()
         .filter_map(|o| {
@@ -179,7 +205,7 @@ fn entries(services: &BTreeMap<String, Value>) -> Vec<Entry> {
 /// Named groups in upstream's discovery order: by highest
 /// `groupPriorityMinimum`, then name; versions by `versionPriority`, then
 /// Kubernetes version order.
-fn sorted_groups(entries: Vec<Entry>) -> Vec<(String, Vec<String>)> {
+pub(crate) fn sorted_groups(entries: Vec<Entry>) -> Vec<(String, Vec<String>)> {
     let mut by_group: BTreeMap<String, Vec<Entry>> = BTreeMap::new();
     for e in entries.into_iter().filter(|e| !e.group.is_empty()) {
         by_group.entry(e.group.clone()).or_default().push(e);
@@ -200,7 +226,7 @@ fn sorted_groups(entries: Vec<Entry>) -> Vec<(String, Vec<String>)> {
     groups.into_iter().map(|(_, g, v)| (g, v)).collect()
 }
 
-fn api_group(name: &str, versions: &[String]) -> Value {
+pub(crate) fn api_group(name: &str, versions: &[String]) -> Value {
     let versions: Vec<Value> = versions
         .iter()
         .map(|v| json!({"groupVersion": format!("{name}/{v}"), "version": v}))
@@ -232,127 +258,6 @@ fn group_of_remote(state: &State, group: &str) -> Option<Value> {
     Some(body)
 }
 
-/// Every named group in discovery order with its versions: the aggregator's
-/// group first, then every APIService's group by priority, then any group
-/// the tiers behind serve that has no APIService yet (a CRD created since the
-/// last registration pass).
-async fn group_versions(state: &State, user: Option<&UserInfo>) -> Vec<(String, Vec<String>)> {
-    let services = state.services();
-    let mut groups: Vec<(String, Vec<String>)> = vec![(GROUP.to_string(), vec!["v1".into()])];
-    for (g, versions) in sorted_groups(entries(&services)) {
-        if g != GROUP {
-            groups.push((g, versions));
-        }
-    }
-    match shared::server::handler::fetch_group_list(&state.delegate, user).await {
-        Ok(delegated) => {
-            for g in delegated {
-                let Some(name) = g.get("name").and_then(Value::as_str) else {
-                    continue;
-                };
-                if groups.iter().any(|(n, _)| n == name) {
-                    continue;
-                }
-                let versions = g
-                    .get("versions")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|v| v.get("version").and_then(Value::as_str))
-                    .map(str::to_string)
-                    .collect();
-                groups.push((name.to_string(), versions));
-            }
-        }
-        Err(e) => tracing::warn!(error = %e, "could not read the delegate's /apis"),
-    }
-    groups
-}
-
-/// Legacy `/apis`.
-async fn merged_group_list(state: &State, req: Request) -> Response {
-    let user = req.extensions().get::<UserInfo>().cloned();
-    let groups: Vec<Value> = group_versions(state, user.as_ref())
-        .await
-        .iter()
-        .map(|(g, v)| api_group(g, v))
-        .collect();
-    json_response(
-        200,
-        &json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}),
-        false,
-    )
-}
-
-/// One version's aggregated entry: from the tiers behind (fetched now) for
-/// local group/versions, from the last discovery probe for remote ones
-/// (`Stale` when the server is not available).
-async fn aggregated_version(
-    router: &Router,
-    user: Option<&UserInfo>,
-    group: &str,
-    version: &str,
-) -> Value {
-    let name = format!("{version}.{group}");
-    let services = router.state.services();
-    let remote = services
-        .get(&name)
-        .is_some_and(|o| ServiceRef::of(o).is_some());
-    if remote {
-        let stale = !router
-            .availability
-            .health(&name)
-            .is_some_and(|h| h.available);
-        return match router.availability.resource_list(&name) {
-            Some(list) => ad::version_from_resource_list(group, version, &list, stale),
-            None => ad::version_from_resource_list(group, version, &Value::Null, true),
-        };
-    }
-    if group == GROUP {
-        let list = router
-            .own
-            .resource_list(group, version)
-            .unwrap_or(Value::Null);
-        return ad::version_from_resource_list(group, version, &list, false);
-    }
-    let path = if group.is_empty() {
-        format!("/api/{version}")
-    } else {
-        format!("/apis/{group}/{version}")
-    };
-    match crate::state::get_json(&router.state.delegate, &path, user).await {
-        Ok((200, list)) => ad::version_from_resource_list(group, version, &list, false),
-        _ => ad::version_from_resource_list(group, version, &Value::Null, true),
-    }
-}
-
-/// Aggregated `/api` (`core` only) or `/apis` (every other group).
-async fn aggregated(router: Arc<Router>, req: Request, core: bool) -> Response {
-    let user = req.extensions().get::<UserInfo>().cloned();
-    let if_none_match = req
-        .headers()
-        .get(http::header::IF_NONE_MATCH)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
-    let groups = if core {
-        vec![(String::new(), vec!["v1".to_string()])]
-    } else {
-        group_versions(&router.state, user.as_ref()).await
-    };
-    let entries = groups.iter().map(|(g, versions)| {
-        let router = router.clone();
-        let user = user.clone();
-        async move {
-            let vs = versions
-                .iter()
-                .map(|v| aggregated_version(&router, user.as_ref(), g, v));
-            ad::group_entry(g, join_all(vs).await)
-        }
-    });
-    let items = join_all(entries).await;
-    ad::respond(&ad::list(items), if_none_match.as_deref())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -363,6 +268,45 @@ mod tests {
             version: v.into(),
             group_priority: gp,
             version_priority: vp,
+        }
+    }
+
+    #[test]
+    fn paths_of_remote_apiservices_including_the_legacy_v1() {
+        let remote = |g: &str, v: &str| {
+            (
+                format!("{v}.{g}"),
+                json!({"spec": {"group": g, "version": v,
+                    "service": {"namespace": "ns", "name": "s", "port": 443}}}),
+            )
+        };
+        let local = |g: &str, v: &str| {
+            (
+                format!("{v}.{g}"),
+                json!({"spec": {"group": g, "version": v}}),
+            )
+        };
+        let mut services: BTreeMap<String, Value> = [
+            remote("metrics.k8s.io", "v1beta1"),
+            local("", "v1"),
+            local("apps", "v1"),
+        ]
+        .into_iter()
+        .collect();
+        let route = |s: &BTreeMap<String, Value>, p: &str| {
+            let parts: Vec<&str> = p.trim_start_matches('/').split('/').collect();
+            remote_apiservice_for(s, &parts)
+        };
+        assert_eq!(
+            route(&services, "/apis/metrics.k8s.io/v1beta1/nodes").as_deref(),
+            Some("v1beta1.metrics.k8s.io")
+        );
+        assert_eq!(route(&services, "/apis/apps/v1/deployments"), None);
+        assert_eq!(route(&services, "/api/v1/pods"), None);
+        let (name, obj) = remote("", "v1");
+        services.insert(name, obj);
+        for p in ["/api", "/api/v1", "/api/v1/namespaces/default/pods"] {
+            assert_eq!(route(&services, p).as_deref(), Some("v1."), "{p}");
         }
     }
 

@@ -1,6 +1,7 @@
-//! What the aggregator knows at run time: the APIServices (read from etcd and
-//! held in memory), the connection to kube-core, and the front-proxy client
-//! certificate used towards external servers.
+//! What the aggregator knows at run time: the APIServices (listed from etcd,
+//! then kept current by an etcd watch from the list's revision, relisted when
+//! the watch ends: compaction, etcd lost), the connection to kube-core, and
+//! the front-proxy client certificate used towards external servers.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
@@ -11,7 +12,11 @@ use serde_json::Value;
 use shared::authentication::{UserInfo, SYSTEM_MASTERS};
 use shared::proxy::Delegate;
 use shared::registry::store::{ListOptions, Store};
-use tokio::sync::Notify;
+use shared::registry::watch::WatchOptions;
+use tokio::sync::watch;
+
+/// Pause before relisting after a watch ended or a list failed.
+const RELIST_BACKOFF: Duration = Duration::from_secs(1);
 
 /// The identity of the aggregator's own requests (discovery probes, reading
 /// Services and EndpointSlices), as upstream's `system:kube-aggregator`.
@@ -35,9 +40,13 @@ pub struct State {
     pub proxy_client_cert: Option<(Vec<u8>, Vec<u8>)>,
     /// Route to endpoint IPs (EndpointSlices) rather than the ClusterIP.
     pub endpoint_routing: bool,
+    /// The aggregator's own address (`host:port`), where upstream's loopback
+    /// resolver sends the `default/kubernetes` Service.
+    pub loopback: String,
     services: RwLock<Arc<BTreeMap<String, Value>>>,
-    /// Signalled when the set of APIServices changed.
-    pub changed: Notify,
+    /// Bumped whenever the set of APIServices changed; each controller
+    /// holds its own receiver (see [`State::subscribe`]).
+    generation: watch::Sender<u64>,
 }
 
 impl State {
@@ -47,15 +56,30 @@ impl State {
         delegate: Delegate,
         proxy_client_cert: Option<(Vec<u8>, Vec<u8>)>,
         endpoint_routing: bool,
+        loopback: String,
     ) -> Self {
         State {
             store,
             delegate,
             proxy_client_cert,
             endpoint_routing,
+            loopback,
             services: RwLock::new(Arc::new(BTreeMap::new())),
-            changed: Notify::new(),
+            generation: watch::Sender::new(0),
         }
+    }
+
+    /// A receiver that sees every later change of the APIServices.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.generation.subscribe()
+    }
+
+    fn set_services(&self, map: BTreeMap<String, Value>) {
+        match self.services.write() {
+            Ok(mut s) => *s = Arc::new(map),
+            Err(p) => *p.into_inner() = Arc::new(map),
+        }
+        self.generation.send_modify(|g| *g = g.wrapping_add(1));
     }
 
     /// The APIServices by name, as last read.
@@ -66,8 +90,9 @@ impl State {
         }
     }
 
-    /// Re-reads every APIService from etcd; notifies when anything changed.
-    pub async fn refresh(&self) -> Result<(), String> {
+    /// Lists every APIService from etcd (notifying when anything changed);
+    /// returns the list's revision.
+    pub async fn relist(&self) -> Result<i64, String> {
         let page = self
             .store
             .list("", &ListOptions::default())
@@ -81,29 +106,61 @@ impl State {
                 Some((name, o))
             })
             .collect();
-        let changed = {
-            let cur = self.services();
-            !same_objects(&cur, &map)
-        };
-        if changed {
-            match self.services.write() {
-                Ok(mut s) => *s = Arc::new(map),
-                Err(p) => *p.into_inner() = Arc::new(map),
-            }
-            // A stored permit: a change made while the availability
-            // controller is busy still triggers its next pass at once.
-            self.changed.notify_one();
+        if !same_objects(&self.services(), &map) {
+            self.set_services(map);
         }
-        Ok(())
+        Ok(page.resource_version)
     }
 
-    /// Keeps the in-memory APIServices current (every `period`).
-    pub async fn run_refresh(self: Arc<Self>, period: Duration) {
-        loop {
-            if let Err(e) = self.refresh().await {
-                tracing::warn!(error = %e, "could not list APIServices");
+    /// Applies the watch events after revision `rv` until the watch ends.
+    async fn follow(&self, rv: i64) {
+        let opts = WatchOptions {
+            list: ListOptions {
+                resource_version: Some(rv.to_string()),
+                ..ListOptions::default()
+            },
+            ..WatchOptions::default()
+        };
+        let mut events = match self.store.watch("", opts).await {
+            Ok(rx) => rx,
+            Err(e) => {
+                tracing::warn!(error = %e, "could not watch APIServices");
+                return;
             }
-            tokio::time::sleep(period).await;
+        };
+        while let Some(ev) = events.recv().await {
+            let name = ev
+                .object
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            let mut map = (*self.services()).clone();
+            match (ev.type_, name) {
+                ("ADDED" | "MODIFIED", Some(name)) => {
+                    map.insert(name, ev.object);
+                }
+                ("DELETED", Some(name)) => {
+                    map.remove(&name);
+                }
+                ("BOOKMARK", _) => continue,
+                (t, _) => {
+                    tracing::info!(event = t, object = %ev.object, "APIService watch ended; relisting");
+                    return;
+                }
+            }
+            self.set_services(map);
+        }
+    }
+
+    /// Keeps the in-memory APIServices current: a list, then a watch from
+    /// its revision; a list again whenever the watch ends.
+    pub async fn run_watch(self: Arc<Self>) {
+        loop {
+            match self.relist().await {
+                Ok(rv) => self.follow(rv).await,
+                Err(e) => tracing::warn!(error = %e, "could not list APIServices"),
+            }
+            tokio::time::sleep(RELIST_BACKOFF).await;
         }
     }
 

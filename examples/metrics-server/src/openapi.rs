@@ -1,7 +1,8 @@
-//! `/openapi/v3/apis/metrics.k8s.io/v1beta1`: the schemas of the two kinds,
-//! with `x-kubernetes-group-version-kind` so clients (`kubectl explain`) can
-//! find them. The aggregator lists this document in its `/openapi/v3` and
-//! proxies it here.
+//! `/openapi/v3/apis/metrics.k8s.io/v1beta1` and `/openapi/v2`: the schemas
+//! of the two kinds, with `x-kubernetes-group-version-kind` so clients
+//! (`kubectl explain`) can find them. The aggregator lists the v3 document in
+//! its `/openapi/v3` and proxies it here; it merges the v2 one into its own
+//! `/openapi/v2`.
 
 use futures_util::future::BoxFuture;
 use futures_util::FutureExt;
@@ -53,7 +54,37 @@ pub fn document() -> Value {
     })
 }
 
-/// Serves [`PATH`] before the API server's own routing.
+/// The path of the OpenAPI v2 document.
+pub const V2_PATH: &str = "/openapi/v2";
+
+/// The OpenAPI v2 document: the same schemas as definitions, and the read
+/// paths of the two resources.
+pub fn document_v2() -> Value {
+    let v3 = document();
+    let definitions = v3
+        .pointer("/components/schemas")
+        .cloned()
+        .unwrap_or(Value::Null);
+    let read = |kind: &str| {
+        json!({"get": {
+            "operationId": format!("list{kind}"),
+            "produces": ["application/json"],
+            "responses": {"200": {"description": "OK",
+                "schema": {"$ref": format!("#/definitions/io.k8s.metrics.pkg.apis.metrics.v1beta1.{kind}")}}},
+        }})
+    };
+    json!({
+        "swagger": "2.0",
+        "info": {"title": "metrics.k8s.io", "version": "v1beta1"},
+        "paths": {
+            "/apis/metrics.k8s.io/v1beta1/nodes": read("NodeMetrics"),
+            "/apis/metrics.k8s.io/v1beta1/namespaces/{namespace}/pods": read("PodMetrics"),
+        },
+        "definitions": definitions,
+    })
+}
+
+/// Serves [`PATH`] and [`V2_PATH`] before the API server's own routing.
 pub struct OpenApi;
 
 impl Interceptor for OpenApi {
@@ -62,10 +93,13 @@ impl Interceptor for OpenApi {
         req: Request,
         _info: &RequestInfo,
     ) -> Result<BoxFuture<'static, Response>, Request> {
-        if req.uri().path() == PATH && req.method() == http::Method::GET {
-            Ok(async { json_response(200, &document(), false) }.boxed())
-        } else {
-            Err(req)
+        if req.method() != http::Method::GET {
+            return Err(req);
+        }
+        match req.uri().path() {
+            PATH => Ok(async { json_response(200, &document(), false) }.boxed()),
+            V2_PATH => Ok(async { json_response(200, &document_v2(), false) }.boxed()),
+            _ => Err(req),
         }
     }
 }

@@ -9,6 +9,7 @@ use base64::Engine;
 use serde_json::{json, Map, Value};
 
 use crate::body::{self, Response};
+use crate::endpoints::discovery::GroupSet;
 
 /// The `Content-Type` of an aggregated discovery response.
 pub const CONTENT_TYPE: &str =
@@ -139,27 +140,131 @@ pub fn list(groups: Vec<Value>) -> Value {
     })
 }
 
+/// The aggregated entries of what `set` serves itself: the core group alone
+/// (`core`, the `/api` document) or every named group (`/apis`), in
+/// registration order.
+pub fn groups_of(set: &GroupSet, core: bool) -> Vec<Value> {
+    let entry = |name: &str, versions: &[String]| {
+        let vs = versions
+            .iter()
+            .filter_map(|v| {
+                let list = set.resource_list(name, v)?;
+                Some(version_from_resource_list(name, v, &list, false))
+            })
+            .collect();
+        group_entry(name, vs)
+    };
+    if core {
+        if !set.owns_group("") {
+            return Vec::new();
+        }
+        let versions: Vec<String> = set.api_versions("")["versions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect();
+        return vec![entry("", &versions)];
+    }
+    set.named_groups()
+        .map(|g| entry(&g.name, &g.versions))
+        .collect()
+}
+
+/// The name of a group entry (`""` for the core group).
+pub fn entry_name(entry: &Value) -> &str {
+    entry
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+/// `own` followed by the entries of `delegated` whose group `own` lacks.
+pub fn merge(mut own: Vec<Value>, delegated: Vec<Value>) -> Vec<Value> {
+    for g in delegated {
+        if !own.iter().any(|o| entry_name(o) == entry_name(&g)) {
+            own.push(g);
+        }
+    }
+    own
+}
+
+/// Whether a response `Content-Type` is an aggregated discovery document
+/// (servers that do not serve one answer with a legacy document instead).
+pub fn is_aggregated(content_type: Option<&str>) -> bool {
+    let Some(ct) = content_type else { return false };
+    let mut pieces = ct.split(';').map(str::trim);
+    if pieces.next() != Some("application/json") {
+        return false;
+    }
+    let params: Vec<(&str, &str)> = pieces
+        .filter_map(|p| p.split_once('=').map(|(k, v)| (k.trim(), v.trim())))
+        .collect();
+    params.contains(&("g", "apidiscovery.k8s.io"))
+        && params.contains(&("v", "v2"))
+        && params.contains(&("as", "APIGroupDiscoveryList"))
+}
+
+/// The group entries of an `APIGroupDiscoveryList` body.
+pub fn parse_items(bytes: &[u8]) -> Option<Vec<Value>> {
+    let doc: Value = serde_json::from_slice(bytes).ok()?;
+    if doc.get("kind").and_then(Value::as_str) != Some("APIGroupDiscoveryList") {
+        return None;
+    }
+    doc.get("items").and_then(Value::as_array).cloned()
+}
+
+/// A discovery document serialized once, with its ETag (a hash of the
+/// body), so that serving it again costs no work.
+#[derive(Clone, Debug)]
+pub struct Document {
+    bytes: bytes::Bytes,
+    etag: String,
+}
+
+impl Document {
+    /// Serializes `doc`.
+    pub fn new(doc: &Value) -> Self {
+        let bytes = serde_json::to_vec(doc).unwrap_or_default();
+        let digest = ring::digest::digest(&ring::digest::SHA256, &bytes);
+        let etag = format!(
+            "\"{}\"",
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&digest.as_ref()[..16])
+        );
+        Document {
+            bytes: bytes.into(),
+            etag,
+        }
+    }
+
+    /// The quoted ETag.
+    pub fn etag(&self) -> &str {
+        &self.etag
+    }
+
+    /// The response: 304 when `if_none_match` already names the ETag.
+    pub fn response(&self, if_none_match: Option<&str>) -> Response {
+        let etag = self.etag.as_str();
+        let not_modified = if_none_match
+            .is_some_and(|v| v.split(',').any(|t| t.trim() == etag || t.trim() == "*"));
+        let builder = http::Response::builder()
+            .header(http::header::CONTENT_TYPE, CONTENT_TYPE)
+            .header(http::header::ETAG, etag)
+            .header(http::header::VARY, "Accept");
+        let resp = if not_modified {
+            builder.status(304).body(body::empty())
+        } else {
+            builder.status(200).body(body::full(self.bytes.clone()))
+        };
+        resp.unwrap_or_else(|_| http::Response::new(body::empty()))
+    }
+}
+
 /// Serves `doc` with its ETag (a hash of the body), or 304 when
 /// `if_none_match` already names it.
 pub fn respond(doc: &Value, if_none_match: Option<&str>) -> Response {
-    let bytes = serde_json::to_vec(doc).unwrap_or_default();
-    let digest = ring::digest::digest(&ring::digest::SHA256, &bytes);
-    let etag = format!(
-        "\"{}\"",
-        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&digest.as_ref()[..16])
-    );
-    let not_modified =
-        if_none_match.is_some_and(|v| v.split(',').any(|t| t.trim() == etag || t.trim() == "*"));
-    let builder = http::Response::builder()
-        .header(http::header::CONTENT_TYPE, CONTENT_TYPE)
-        .header(http::header::ETAG, etag.as_str())
-        .header(http::header::VARY, "Accept");
-    let resp = if not_modified {
-        builder.status(304).body(body::empty())
-    } else {
-        builder.status(200).body(body::full(bytes))
-    };
-    resp.unwrap_or_else(|_| http::Response::new(body::empty()))
+    Document::new(doc).response(if_none_match)
 }
 
 #[cfg(test)]
@@ -196,6 +301,30 @@ mod tests {
         );
         assert_eq!(v["resources"][1]["scope"], "Cluster");
         assert_eq!(v["resources"][1]["responseKind"]["kind"], "NodeMetrics");
+    }
+
+    #[test]
+    fn content_types_tell_aggregated_from_legacy() {
+        assert!(is_aggregated(Some(CONTENT_TYPE)));
+        assert!(!is_aggregated(Some("application/json")));
+        assert!(!is_aggregated(None));
+        assert!(!is_aggregated(Some(
+            "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList"
+        )));
+    }
+
+    #[test]
+    fn merge_keeps_own_groups_first_without_duplicates() {
+        let own = vec![group_entry("apps", vec![]), group_entry("batch", vec![])];
+        let theirs = vec![
+            group_entry("apps", vec![json!({"version": "v9"})]),
+            group_entry("x.io", vec![]),
+        ];
+        let names: Vec<String> = merge(own, theirs)
+            .iter()
+            .map(|e| entry_name(e).to_string())
+            .collect();
+        assert_eq!(names, ["apps", "batch", "x.io"]);
     }
 
     #[test]

@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::healthz::HealthChecks;
 use crate::authentication::UserInfo;
 use crate::body::{self, Request, Response};
+use crate::endpoints::aggregated_discovery;
 use crate::endpoints::discovery::{group_list, GroupSet, Route};
 use crate::endpoints::handlers::{self, json_response};
 use crate::endpoints::request_info::RequestInfo;
@@ -208,6 +209,18 @@ impl ApiServer {
                 }
             }
         }
+        let aggregated = (path == "/apis" || (path == "/api" && groups.owns_group("")))
+            && req.method() == http::Method::GET
+            && aggregated_discovery::wants_aggregated(
+                req.headers()
+                    .get(http::header::ACCEPT)
+                    .and_then(|v| v.to_str().ok()),
+            );
+        if aggregated {
+            return self
+                .aggregated_discovery(&groups, req, path == "/api")
+                .await;
+        }
         let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
         match parts.as_slice() {
             ["api"] if groups.owns_group("") => {
@@ -262,6 +275,27 @@ impl ApiServer {
         json_response(200, &root, false)
     }
 
+    /// Aggregated `/api` (this server's core group) or `/apis` (its named
+    /// groups, then the delegate's), with an ETag answering `If-None-Match`.
+    async fn aggregated_discovery(&self, groups: &GroupSet, req: Request, core: bool) -> Response {
+        let inm = req
+            .headers()
+            .get(http::header::IF_NONE_MATCH)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let mut items = aggregated_discovery::groups_of(groups, core);
+        if let (false, Some(d)) = (core, &self.delegate) {
+            let user = req.extensions().get::<UserInfo>().cloned();
+            match fetch_aggregated(d, "/apis", user.as_ref()).await {
+                Ok(theirs) => items = aggregated_discovery::merge(items, theirs),
+                Err(e) => {
+                    tracing::warn!(error = %e, "could not read the delegate's aggregated /apis")
+                }
+            }
+        }
+        aggregated_discovery::respond(&aggregated_discovery::list(items), inm.as_deref())
+    }
+
     async fn delegate_or_404(&self, req: Request) -> Response {
         match &self.delegate {
             Some(d) => {
@@ -294,6 +328,41 @@ impl ApiServer {
         };
         json_response(200, &group_list(own, delegated), false)
     }
+}
+
+/// GETs the aggregated discovery document at `path` (`/api` or `/apis`)
+/// from a delegate as `user`; its group entries.
+pub async fn fetch_aggregated(
+    d: &Delegate,
+    path: &str,
+    user: Option<&UserInfo>,
+) -> Result<Vec<Value>, String> {
+    let req = http::Request::builder()
+        .method("GET")
+        .uri(path)
+        .header(http::header::ACCEPT, aggregated_discovery::CONTENT_TYPE)
+        .body(body::empty())
+        .map_err(|e| e.to_string())?;
+    let resp = d.forward(req, user).await;
+    if !resp.status().is_success() {
+        return Err(format!("status {}", resp.status()));
+    }
+    let ct = resp
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    if !aggregated_discovery::is_aggregated(ct.as_deref()) {
+        return Err("not an aggregated discovery document".into());
+    }
+    let bytes = resp
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| e.to_string())?
+        .to_bytes();
+    aggregated_discovery::parse_items(&bytes)
+        .ok_or_else(|| "malformed APIGroupDiscoveryList".into())
 }
 
 /// GETs `/apis` from a delegate as `user`.

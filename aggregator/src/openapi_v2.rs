@@ -1,0 +1,245 @@
+//! `/openapi/v2` merged across the local tier chain and every remote
+//! APIService, as upstream's aggregator does (its OpenAPI aggregation
+//! controller): each source's document is downloaded into a cache with
+//! `If-None-Match`, when an APIService changes and every minute (upstream's
+//! period after a successful download), and the merged document is served
+//! from memory with its own ETag.
+//!
+//! Merging keeps the local chain's document first, then the remote ones in
+//! APIService priority order; a path or definition already present is kept
+//! (upstream ignores path conflicts the same way; it renames conflicting
+//! definitions, which this does not yet do).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::future::join_all;
+use serde_json::Value;
+use shared::authentication::UserInfo;
+use shared::body::{Request, Response};
+
+use crate::availability::Availability;
+use crate::discovery::{fetch, remote_client, service_key};
+use crate::remote::ServiceRef;
+use crate::state::State;
+
+/// How often every source is asked again.
+const PERIOD: Duration = Duration::from_secs(60);
+
+/// One source's cached document.
+#[derive(Clone)]
+struct Cached {
+    etag: Option<String>,
+    doc: Arc<Value>,
+}
+
+/// The merged document, serialized, and its ETag.
+struct Merged {
+    bytes: Bytes,
+    etag: String,
+}
+
+/// The OpenAPI v2 aggregator (see the module documentation).
+pub struct OpenApiV2 {
+    state: Arc<State>,
+    avail: Arc<Availability>,
+    local: RwLock<Option<Cached>>,
+    remote: RwLock<HashMap<String, Cached>>,
+    merged: RwLock<Option<Arc<Merged>>>,
+}
+
+/// `into` with every path, definition, parameter and response of `from`
+/// that `into` lacks.
+pub fn merge_into(into: &mut Value, from: &Value) {
+    for section in ["paths", "definitions", "parameters", "responses"] {
+        let Some(theirs) = from.get(section).and_then(Value::as_object) else {
+            continue;
+        };
+        if !into.get(section).is_some_and(Value::is_object) {
+            into[section] = Value::Object(Default::default());
+        }
+        if let Some(mine) = into.get_mut(section).and_then(Value::as_object_mut) {
+            for (k, v) in theirs {
+                mine.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        }
+    }
+}
+
+impl OpenApiV2 {
+    /// An aggregator with nothing downloaded yet.
+    pub fn new(state: Arc<State>, avail: Arc<Availability>) -> Arc<Self> {
+        Arc::new(OpenApiV2 {
+            state,
+            avail,
+            local: RwLock::new(None),
+            remote: RwLock::new(HashMap::new()),
+            merged: RwLock::new(None),
+        })
+    }
+
+    /// Serves the merged document; before the first download, the local
+    /// chain's own answer.
+    pub async fn serve(&self, req: Request) -> Response {
+        let merged = self.merged.read().ok().and_then(|m| m.clone());
+        let Some(m) = merged else {
+            let user = req.extensions().get::<UserInfo>().cloned();
+            return self.state.delegate.forward(req, user.as_ref()).await;
+        };
+        let not_modified = req
+            .headers()
+            .get(http::header::IF_NONE_MATCH)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.split(',').any(|t| t.trim() == m.etag));
+        http::Response::builder()
+            .status(if not_modified { 304 } else { 200 })
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .header(http::header::CACHE_CONTROL, "no-cache, private")
+            .header(http::header::ETAG, m.etag.as_str())
+            .body(shared::body::full(if not_modified {
+                Bytes::new()
+            } else {
+                m.bytes.clone()
+            }))
+            .unwrap_or_else(|_| http::Response::new(shared::body::empty()))
+    }
+
+    /// Downloads `/openapi/v2` through `d` into `cached`; whether it changed.
+    async fn download(d: &shared::proxy::Delegate, cached: &mut Option<Cached>) -> bool {
+        let etag = cached.as_ref().and_then(|c| c.etag.clone());
+        match fetch(d, "/openapi/v2", "application/json", etag.as_deref()).await {
+            Ok(f) if f.status == 304 => false,
+            Ok(f) if f.status == 200 => match serde_json::from_slice::<Value>(&f.body) {
+                Ok(doc) if doc.get("swagger").is_some() => {
+                    *cached = Some(Cached {
+                        etag: f.etag,
+                        doc: Arc::new(doc),
+                    });
+                    true
+                }
+                _ => false,
+            },
+            Ok(f) => {
+                tracing::debug!(status = f.status, "no OpenAPI v2 document");
+                false
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "could not download OpenAPI v2");
+                false
+            }
+        }
+    }
+
+    /// One pass: downloads every source, merges when anything changed.
+    async fn pass(&self) {
+        let mut local = self.local.read().ok().and_then(|l| l.clone());
+        let mut changed = Self::download(&self.state.delegate, &mut local).await;
+        if let Ok(mut l) = self.local.write() {
+            *l = local.clone();
+        }
+        let services = self.state.services();
+        // Remote services in APIService priority order (highest first).
+        let mut order: Vec<(i64, String, Value)> = services
+            .values()
+            .filter_map(|o| {
+                let svc = ServiceRef::of(o)?;
+                let gp = o.pointer("/spec/groupPriorityMinimum")?.as_i64()?;
+                Some((gp, service_key(&svc), o.clone()))
+            })
+            .collect();
+        order.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        let mut by_key: BTreeMap<String, Value> = BTreeMap::new();
+        let mut keys = Vec::new();
+        for (_, key, obj) in order {
+            if !by_key.contains_key(&key) {
+                keys.push(key.clone());
+                by_key.insert(key, obj);
+            }
+        }
+        let current = self.remote.read().map(|r| r.clone()).unwrap_or_default();
+        let downloads = by_key.iter().map(|(key, obj)| {
+            let mut cached = current.get(key).cloned();
+            async move {
+                let changed = match remote_client(&self.state, &self.avail, obj).await {
+                    Ok(client) => Self::download(&client, &mut cached).await,
+                    Err(_) => false,
+                };
+                (key.clone(), cached, changed)
+            }
+        });
+        let mut remote = HashMap::new();
+        for (key, cached, c) in join_all(downloads).await {
+            changed |= c;
+            if let Some(cached) = cached {
+                remote.insert(key, cached);
+            }
+        }
+        changed |= remote.len() != current.len();
+        if let Ok(mut r) = self.remote.write() {
+            *r = remote.clone();
+        }
+        let Some(local) = local else { return };
+        if !changed && self.merged.read().is_ok_and(|m| m.is_some()) {
+            return;
+        }
+        let mut doc = (*local.doc).clone();
+        for key in &keys {
+            if let Some(c) = remote.get(key) {
+                merge_into(&mut doc, &c.doc);
+            }
+        }
+        let bytes = Bytes::from(serde_json::to_vec(&doc).unwrap_or_default());
+        let etag = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            bytes.hash(&mut h);
+            format!("\"{:016X}\"", h.finish())
+        };
+        if let Ok(mut m) = self.merged.write() {
+            *m = Some(Arc::new(Merged { bytes, etag }));
+        }
+    }
+
+    /// Keeps the merged document current: on every APIService change and
+    /// every [`PERIOD`].
+    pub async fn run(self: Arc<Self>) {
+        let mut changes = self.state.subscribe();
+        loop {
+            changes.borrow_and_update();
+            self.pass().await;
+            tokio::select! {
+                _ = changes.changed() => {}
+                _ = tokio::time::sleep(PERIOD) => {}
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn first_document_wins_conflicts_and_gains_the_rest() {
+        let mut local = json!({"swagger": "2.0",
+            "paths": {"/api/v1/pods": {"get": {}}},
+            "definitions": {"io.k8s.api.core.v1.Pod": {"type": "object"}}});
+        let remote = json!({"swagger": "2.0",
+            "paths": {"/api/v1/pods": {"post": {}}, "/apis/metrics.k8s.io/v1beta1/nodes": {"get": {}}},
+            "definitions": {"io.k8s.api.core.v1.Pod": {"type": "string"},
+                            "io.k8s.metrics.pkg.apis.metrics.v1beta1.NodeMetrics": {"type": "object"}}});
+        merge_into(&mut local, &remote);
+        assert_eq!(local["paths"]["/api/v1/pods"], json!({"get": {}}));
+        assert!(local["paths"]["/apis/metrics.k8s.io/v1beta1/nodes"].is_object());
+        assert_eq!(
+            local["definitions"]["io.k8s.api.core.v1.Pod"]["type"],
+            "object"
+        );
+        assert!(
+            local["definitions"]["io.k8s.metrics.pkg.apis.metrics.v1beta1.NodeMetrics"].is_object()
+        );
+    }
+}
