@@ -63,12 +63,12 @@ async fn main() -> anyhow::Result<()> {
         .await
         .map_err(|e| anyhow::anyhow!("configuring etcd client: {e}"))?;
     let prefix = opts.etcd.etcd_prefix.trim_end_matches('/').to_string();
-    let admission = AdmissionChain::new(vec![Arc::new(
-        admission::namespace_lifecycle::NamespaceLifecycle {
-            storage: storage.clone(),
-            prefix: prefix.clone(),
-        },
-    )]);
+    let namespace_lifecycle = Arc::new(admission::namespace_lifecycle::NamespaceLifecycle {
+        storage: storage.clone(),
+        prefix: prefix.clone(),
+        namespaces: Default::default(),
+    });
+    let admission = AdmissionChain::new(vec![namespace_lifecycle.clone()]);
     let cidr = allocators::ServiceCidr::parse(&opts.service_cluster_ip_range)
         .map_err(|e| anyhow::anyhow!("--service-cluster-ip-range: {e}"))?;
     let node_ports = allocators::PortRange::parse(&opts.service_node_port_range)
@@ -101,6 +101,9 @@ async fn main() -> anyhow::Result<()> {
     let (mut groups, openapi) = resources::build(&storage, &prefix, &admission, services, tokens);
     if opts.watch_cache {
         groups.enable_watch_caches(opts.watch_cache_max_bytes_per_resource);
+    }
+    if let Some(namespaces) = groups.lookup("", "v1", "namespaces") {
+        let _ = namespace_lifecycle.namespaces.set(namespaces.clone());
     }
     let authorizer: Arc<dyn shared::authorization::Authorizer> = Arc::new(AlwaysAllow);
     resources::register_token_review(&mut groups, opts.authentication.build()?.authenticator);

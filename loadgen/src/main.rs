@@ -14,8 +14,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use futures_util::{StreamExt, TryStreamExt};
+use http_body_util::BodyExt;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
-use kube::api::{Api, DeleteParams, ListParams, PostParams, WatchEvent, WatchParams};
+use kube::api::{Api, DeleteParams, GetParams, ListParams, PostParams, WatchEvent, WatchParams};
 use serde_json::json;
 use stats::Latencies;
 
@@ -48,12 +49,15 @@ enum Command {
         #[arg(long, default_value_t = 2000)]
         count: usize,
     },
-    /// GETs existing ConfigMaps `count` times; prints GET/s and latency.
+    /// GETs existing ConfigMaps `count` times, consistent (etcd) and with
+    /// `resourceVersion=0` (served from memory); prints GET/s and latency.
     Gets {
         #[arg(long, default_value_t = 5000)]
         count: usize,
     },
-    /// Loads `objects` ConfigMaps, then times full LISTs (quorum and resourceVersion=0).
+    /// Loads `objects` ConfigMaps, then times full LISTs (quorum and
+    /// resourceVersion=0): time to the last byte of the response, and the
+    /// same including kube-rs decoding it into typed objects.
     List {
         #[arg(long, default_value_t = 10_000)]
         objects: usize,
@@ -101,10 +105,17 @@ async fn main() -> anyhow::Result<()> {
         }
         Command::Gets { count } => {
             let names = existing_or_create(&cms, 100, opts.concurrency, opts.object_size).await?;
-            let lat = get_many(&cms, &names, *count, opts.concurrency).await?;
-            lat.print("GETs", opts.concurrency);
+            for (label, params) in [
+                ("GETs (consistent, from etcd)", GetParams::default()),
+                ("GETs (resourceVersion=0, from memory)", GetParams::any()),
+            ] {
+                let lat = get_many(&cms, &names, *count, opts.concurrency, &params).await?;
+                lat.print(label, opts.concurrency);
+            }
         }
-        Command::List { objects, repeats } => list(&cms, *objects, *repeats, &opts).await?,
+        Command::List { objects, repeats } => {
+            list(&client, &cms, *objects, *repeats, &opts).await?
+        }
         Command::Watch { watchers, writes } => watch_fanout(&cms, *watchers, *writes).await?,
         Command::Rss { objects, process } => {
             let before = rss_of(process);
@@ -230,14 +241,16 @@ async fn get_many(
     names: &[String],
     count: usize,
     concurrency: usize,
+    params: &GetParams,
 ) -> anyhow::Result<Latencies> {
     let names = Arc::new(names.to_vec());
     run_concurrently(count, concurrency, |i| {
         let cms = cms.clone();
         let names = names.clone();
+        let params = params.clone();
         async move {
             let name = &names[i % names.len().max(1)];
-            cms.get(name).await?;
+            cms.get_with(name, &params).await?;
             Ok(())
         }
     })
@@ -245,6 +258,7 @@ async fn get_many(
 }
 
 async fn list(
+    client: &kube::Client,
     cms: &Api<ConfigMap>,
     objects: usize,
     repeats: usize,
@@ -262,10 +276,37 @@ async fn list(
         .await?;
         lat.print("creates (loading)", opts.concurrency);
     }
+    let path = format!("/api/v1/namespaces/{}/configmaps", opts.namespace);
+    for (label, query) in [
+        ("LIST (consistent), last byte", ""),
+        ("LIST (resourceVersion=0), last byte", "?resourceVersion=0"),
+    ] {
+        let mut samples = Vec::new();
+        let mut size = 0;
+        for _ in 0..repeats.max(1) {
+            let request = http::Request::get(format!("{path}{query}"))
+                .header(http::header::ACCEPT, "application/json")
+                .body(Vec::new())?;
+            let t = Instant::now();
+            let response = client.send(request.map(kube::client::Body::from)).await?;
+            anyhow::ensure!(
+                response.status().is_success(),
+                "LIST: {}",
+                response.status()
+            );
+            size = response.into_body().collect().await?.to_bytes().len();
+            samples.push(t.elapsed());
+        }
+        let total: Duration = samples.iter().sum();
+        Latencies::new(samples, total).print_list(&format!("{label} ({size} bytes)"), objects);
+    }
     for (label, params) in [
-        ("LIST (consistent)", ListParams::default()),
         (
-            "LIST (resourceVersion=0)",
+            "LIST (consistent), decoded by kube-rs",
+            ListParams::default(),
+        ),
+        (
+            "LIST (resourceVersion=0), decoded by kube-rs",
             ListParams::default().match_any(),
         ),
     ] {

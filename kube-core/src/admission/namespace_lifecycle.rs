@@ -6,15 +6,47 @@ use serde_json::Value;
 use shared::admission::{AdmissionPlugin, Attributes, Operation};
 use shared::endpoints::status::{ApiError, GroupResource};
 use shared::registry::meta;
+use shared::registry::store::Store;
 use shared::storage::EtcdStorage;
+use std::sync::{Arc, OnceLock};
 
 /// Namespaces that can never be deleted.
 pub const IMMORTAL_NAMESPACES: &[&str] = &["default", "kube-system", "kube-public"];
 
-/// The plugin; reads namespaces straight from storage.
+/// The plugin. As upstream's, it reads namespaces from the namespaces
+/// watch cache and falls back to a live etcd read only when the cache does
+/// not (yet) know the namespace (one created an instant ago), so a create in
+/// an existing namespace costs no extra etcd round trip.
 pub struct NamespaceLifecycle {
     pub storage: EtcdStorage,
     pub prefix: String,
+    /// The namespaces store, set once the API groups are built.
+    pub namespaces: OnceLock<Arc<Store>>,
+}
+
+impl NamespaceLifecycle {
+    /// The namespace as the watch cache holds it; `None` when the cache
+    /// cannot say (not ready, or the namespace is not in it).
+    async fn cached_namespace(&self, name: &str) -> Option<Value> {
+        let store = self.namespaces.get()?;
+        let cached = store.get_from_cache("", name, "0").await.ok()??;
+        serde_json::from_slice(&cached.bytes).ok()
+    }
+
+    /// The namespace, from the cache or else from etcd.
+    async fn namespace(&self, name: &str) -> Result<Option<Value>, ApiError> {
+        if let Some(ns) = self.cached_namespace(name).await {
+            return Ok(Some(ns));
+        }
+        let key = format!("{}/namespaces/{}", self.prefix, name);
+        let kv = self
+            .storage
+            .get(&key)
+            .await
+            .map_err(shared::registry::store::storage_error)?;
+        kv.map(|kv| shared::protobuf::decode_from_storage(&kv.value).map_err(ApiError::internal))
+            .transpose()
+    }
 }
 
 impl AdmissionPlugin for NamespaceLifecycle {
@@ -41,17 +73,9 @@ impl AdmissionPlugin for NamespaceLifecycle {
             {
                 return Ok(());
             }
-            let key = format!("{}/namespaces/{}", self.prefix, attrs.namespace);
-            let kv = self
-                .storage
-                .get(&key)
-                .await
-                .map_err(shared::registry::store::storage_error)?;
-            let Some(kv) = kv else {
+            let Some(ns) = self.namespace(attrs.namespace).await? else {
                 return Err(ApiError::not_found(ns_gr, attrs.namespace));
             };
-            let ns: Value =
-                shared::protobuf::decode_from_storage(&kv.value).map_err(ApiError::internal)?;
             if meta::is_deleting(&ns) {
                 let gr = attrs.resource.group_resource();
                 return Err(ApiError::forbidden(

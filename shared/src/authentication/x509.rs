@@ -5,7 +5,9 @@
 //! certificate from the front-proxy CA can never pass as a user certificate.
 //! User = CN, groups = O.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use rustls::server::danger::ClientCertVerifier;
 use rustls::server::WebPkiClientVerifier;
@@ -14,10 +16,52 @@ use rustls_pki_types::{CertificateDer, UnixTime};
 
 use super::{AuthOutcome, AuthRequest, Authenticator, UserInfo};
 
+/// How long a verified chain is trusted without verifying it again (never
+/// past the leaf certificate's `notAfter`).
+const VERIFIED_TTL: Duration = Duration::from_secs(300);
+
+/// At most this many verified chains are remembered; the cache is cleared
+/// when it is full.
+const VERIFIED_MAX: usize = 4096;
+
 /// Verifies client certificates against one CA bundle.
+///
+/// A chain verification (signature checks) costs more than the rest of a
+/// request's authentication, and every request on a connection presents the
+/// same chain, so chains that verified are remembered for a few minutes
+/// (and never past their leaf's expiry). Failures are not remembered.
 #[derive(Clone)]
 pub struct CertVerifier {
     verifier: Arc<dyn ClientCertVerifier>,
+    verified: Arc<Mutex<HashMap<Box<[u8]>, Instant>>>,
+}
+
+/// The cache key of a chain: its certificates' DER, each length-prefixed.
+fn chain_key(chain: &[CertificateDer<'static>]) -> Box<[u8]> {
+    let mut key = Vec::with_capacity(chain.iter().map(|c| c.len() + 4).sum());
+    for cert in chain {
+        key.extend_from_slice(&(cert.len() as u32).to_be_bytes());
+        key.extend_from_slice(cert.as_ref());
+    }
+    key.into_boxed_slice()
+}
+
+/// Until when a freshly verified chain may be trusted without verifying
+/// again: the TTL, capped by the leaf's `notAfter`.
+fn trusted_until(leaf: &CertificateDer<'_>) -> Instant {
+    let now = Instant::now();
+    let ttl = x509_parser::parse_x509_certificate(leaf.as_ref())
+        .ok()
+        .map(|(_, cert)| {
+            let left = cert.validity().not_after.timestamp()
+                - std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_secs() as i64)
+                    .unwrap_or(i64::MAX);
+            Duration::from_secs(left.max(0) as u64).min(VERIFIED_TTL)
+        })
+        .unwrap_or(Duration::ZERO);
+    now + ttl
 }
 
 impl CertVerifier {
@@ -32,7 +76,10 @@ impl CertVerifier {
             Arc::new(rustls::crypto::ring::default_provider()),
         )
         .build()?;
-        Ok(CertVerifier { verifier })
+        Ok(CertVerifier {
+            verifier,
+            verified: Default::default(),
+        })
     }
 
     /// Verifies the chain (end entity first) for client authentication.
@@ -40,10 +87,24 @@ impl CertVerifier {
         let Some((end_entity, intermediates)) = chain.split_first() else {
             return Err("no client certificate".into());
         };
+        let key = chain_key(chain);
+        let now = Instant::now();
+        {
+            let verified = self.verified.lock().unwrap_or_else(|p| p.into_inner());
+            if verified.get(&key).is_some_and(|until| now < *until) {
+                return Ok(());
+            }
+        }
         self.verifier
             .verify_client_cert(end_entity, intermediates, UnixTime::now())
-            .map(|_| ())
-            .map_err(|e| format!("verifying certificate: {e}"))
+            .map_err(|e| format!("verifying certificate: {e}"))?;
+        let until = trusted_until(end_entity);
+        let mut verified = self.verified.lock().unwrap_or_else(|p| p.into_inner());
+        if verified.len() >= VERIFIED_MAX {
+            verified.clear();
+        }
+        verified.insert(key, until);
+        Ok(())
     }
 
     /// All CA subjects, offered to clients as acceptable issuers.
@@ -102,5 +163,74 @@ impl Authenticator for X509Authenticator {
             Ok(_) => AuthOutcome::Failed("certificate has no common name".into()),
             Err(e) => AuthOutcome::Failed(e),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rcgen::{
+        BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
+    };
+
+    fn ca(name: &str) -> (String, Issuer<'static, KeyPair>) {
+        let key = KeyPair::generate().expect("key");
+        let mut params = CertificateParams::default();
+        params.distinguished_name.push(DnType::CommonName, name);
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        let cert = params.self_signed(&key).expect("ca");
+        (cert.pem(), Issuer::new(params, key))
+    }
+
+    fn client(cn: &str, issuer: &Issuer<'_, KeyPair>) -> CertificateDer<'static> {
+        let key = KeyPair::generate().expect("key");
+        let mut params = CertificateParams::new(Vec::<String>::new()).expect("params");
+        params.distinguished_name.push(DnType::CommonName, cn);
+        params
+            .distinguished_name
+            .push(DnType::OrganizationName, "devs");
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+        params.signed_by(&key, issuer).expect("leaf").der().clone()
+    }
+
+    #[test]
+    fn verified_chains_are_remembered_and_failures_are_not() {
+        let (ca_pem, issuer) = ca("client-ca");
+        let (_, other) = ca("other-ca");
+        let verifier = CertVerifier::from_pem(ca_pem.as_bytes()).expect("verifier");
+        let good = vec![client("alice", &issuer)];
+        let forged = vec![client("alice", &other)];
+
+        assert!(verifier.verify(&good).is_ok());
+        assert_eq!(verifier.verified.lock().expect("lock").len(), 1);
+        // The second time is answered from the cache, with the same result.
+        assert!(verifier.verify(&good).is_ok());
+
+        // A certificate from another CA fails every time and is never cached.
+        assert!(verifier.verify(&forged).is_err());
+        assert!(verifier.verify(&forged).is_err());
+        assert_eq!(verifier.verified.lock().expect("lock").len(), 1);
+        assert!(verifier.verify(&[]).is_err());
+
+        // A remembered chain expires: force its entry into the past.
+        for until in verifier.verified.lock().expect("lock").values_mut() {
+            *until = Instant::now() - Duration::from_secs(1);
+        }
+        assert!(
+            verifier.verify(&good).is_ok(),
+            "verified again after expiry"
+        );
+        let (name, groups) = subject_names(&good[0]).expect("names");
+        assert_eq!((name.as_str(), groups), ("alice", vec!["devs".to_string()]));
+    }
+
+    #[test]
+    fn trust_never_outlives_the_certificate() {
+        let (_, issuer) = ca("client-ca");
+        let leaf = client("bob", &issuer);
+        let until = trusted_until(&leaf);
+        assert!(until <= Instant::now() + VERIFIED_TTL);
+        // Garbage is never trusted beyond now.
+        assert!(trusted_until(&CertificateDer::from(vec![1u8, 2, 3])) <= Instant::now());
     }
 }

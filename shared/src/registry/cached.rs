@@ -60,10 +60,15 @@ impl Codec for StoreCodec {
             revision,
             namespace: meta::namespace(&obj).into(),
             name: meta::name(&obj).into(),
-            bytes: serde_json::to_vec(&obj).map_err(|e| e.to_string())?.into(),
+            // An exact-size copy: the serializer's buffer grows by doubling
+            // and would keep up to twice the object's size alive.
+            bytes: bytes::Bytes::copy_from_slice(
+                &serde_json::to_vec(&obj).map_err(|e| e.to_string())?,
+            ),
             labels,
             fields,
             encoded: Default::default(),
+            encoded_counted: Default::default(),
         })
     }
 }
@@ -76,9 +81,31 @@ pub fn cached_protobuf(obj: &CachedObject) -> bytes::Bytes {
         serde_json::from_slice::<Value>(json)
             .ok()
             .and_then(|value| crate::protobuf::encode_object(&value).ok())
-            .map(bytes::Bytes::from)
+            .map(|v| bytes::Bytes::copy_from_slice(&v))
             .unwrap_or_default()
     })
+}
+
+impl Store {
+    /// [`cached_protobuf`], counting a newly made encoding in the watch
+    /// cache's memory budget.
+    pub fn cached_protobuf(&self, obj: &Arc<CachedObject>) -> bytes::Bytes {
+        let mut made = false;
+        let bytes = obj.encoded_with(|json| {
+            made = true;
+            serde_json::from_slice::<Value>(json)
+                .ok()
+                .and_then(|value| crate::protobuf::encode_object(&value).ok())
+                .map(|v| bytes::Bytes::copy_from_slice(&v))
+                .unwrap_or_default()
+        });
+        if made && !bytes.is_empty() {
+            if let Some(cache) = self.cache() {
+                cache.account_encoded(obj);
+            }
+        }
+        bytes
+    }
 }
 
 /// A page of a LIST served from the cache.
@@ -130,6 +157,41 @@ impl Store {
             return fs.matches(|f| Some(obj.field(f)));
         }
         true
+    }
+
+    /// Serves a GET from the cache when upstream would: a GET that names a
+    /// `resourceVersion` (`0`: any state; `N`: not older than `N`) is
+    /// answered from memory, a GET without one reads etcd. `Ok(None)` means
+    /// read etcd (no cache, still loading, over budget, or not caught up).
+    pub async fn get_from_cache(
+        &self,
+        namespace: &str,
+        name: &str,
+        resource_version: &str,
+    ) -> Result<Option<Arc<CachedObject>>, ApiError> {
+        let Some(cache) = self.cache() else {
+            return Ok(None);
+        };
+        let fresh = match resource_version {
+            "" => return Ok(None),
+            "0" => cache.is_ready(),
+            n => match n.parse::<i64>() {
+                Ok(n) if n > 0 => cache.wait_for_revision(n, Duration::from_secs(3)).await,
+                _ => {
+                    return Err(ApiError::bad_request(format!(
+                        "invalid resource version: {n}"
+                    )))
+                }
+            },
+        };
+        if !fresh {
+            return Ok(None);
+        }
+        match cache.get(&self.key(namespace, name)) {
+            Some(Some(obj)) => Ok(Some(obj)),
+            Some(None) => Err(self.not_found(name)),
+            None => Ok(None),
+        }
     }
 
     /// Serves a LIST from the cache when upstream would; `None` means read etcd.
@@ -383,6 +445,7 @@ mod tests {
             labels: Box::new([]),
             fields: Box::new([]),
             encoded: Default::default(),
+            encoded_counted: Default::default(),
         }
     }
 

@@ -5,13 +5,15 @@ use http_body::Frame;
 use http_body_util::StreamBody;
 use serde_json::{json, Map, Value};
 
-use super::{respond, shape_object, RestRequest};
+use super::{bytes_response, respond, shape_object, RestRequest};
 use crate::body::{self, BoxError, Response};
 use crate::endpoints::negotiation::{Format, Negotiated, Output};
 use crate::endpoints::status::ApiError;
-use crate::registry::cached::{cached_protobuf, CachedPage};
+use crate::registry::cached::CachedPage;
 use crate::registry::store::{ListPage, Store};
 use crate::registry::table;
+use crate::storage::cacher::CachedObject;
+use std::sync::Arc;
 
 /// GET `/.../<resource>/<name>[/status]`.
 pub async fn get(
@@ -19,8 +21,37 @@ pub async fn get(
     namespace: &str,
     neg: &Negotiated,
 ) -> Result<Response, ApiError> {
+    let rv = rest.query.get("resourceVersion").unwrap_or("");
+    if let Some(cached) = rest
+        .store
+        .get_from_cache(namespace, &rest.info.name, rv)
+        .await?
+    {
+        return Ok(cached_object_response(rest.store, &cached, neg));
+    }
     let obj = rest.store.get(namespace, &rest.info.name).await?;
     Ok(respond(200, &shape_object(rest.store, obj, neg), neg))
+}
+
+/// One object served from the cache: JSON and protobuf straight from the
+/// cached bytes (no decoding, no re-encoding); other shapes decode.
+fn cached_object_response(store: &Store, obj: &Arc<CachedObject>, neg: &Negotiated) -> Response {
+    if neg.output == Output::Object && !neg.pretty {
+        match neg.format {
+            Format::Json => return bytes_response(200, "application/json", obj.bytes.clone()),
+            Format::Protobuf => {
+                let bytes = store.cached_protobuf(obj);
+                if !bytes.is_empty() {
+                    return bytes_response(200, Format::Protobuf.content_type(), bytes);
+                }
+            }
+            Format::Yaml => {}
+        }
+    }
+    match serde_json::from_slice::<Value>(&obj.bytes) {
+        Ok(value) => respond(200, &shape_object(store, value, neg), neg),
+        Err(e) => ApiError::internal(e).into_response(),
+    }
 }
 
 /// GET on a collection: from the watch cache when it can serve it, else etcd.
@@ -73,8 +104,9 @@ fn cached_list_response(store: &Store, page: CachedPage, neg: &Negotiated) -> Re
             let sep = (i > 0).then(|| Bytes::from_static(b","));
             sep.into_iter().chain(std::iter::once(o.bytes.clone()))
         }))
-        .chain(std::iter::once(Bytes::from_static(b"]}\n")))
-        .map(|b| Ok::<_, BoxError>(Frame::data(b)));
+        .chain(std::iter::once(Bytes::from_static(b"]}\n")));
+    let frames =
+        body::coalesce(frames, body::COALESCED_FRAME).map(|b| Ok::<_, BoxError>(Frame::data(b)));
     http::Response::builder()
         .status(200)
         .header(http::header::CONTENT_TYPE, "application/json")
@@ -87,7 +119,11 @@ fn cached_list_response(store: &Store, page: CachedPage, neg: &Negotiated) -> Re
 /// A protobuf list from the cache: each object's protobuf encoding is made
 /// once and shared; the list is streamed from those bytes without copies.
 fn cached_protobuf_list(store: &Store, page: CachedPage, list_page: &ListPage) -> Response {
-    let items: Vec<Bytes> = page.objects.iter().map(|o| cached_protobuf(o)).collect();
+    let items: Vec<Bytes> = page
+        .objects
+        .iter()
+        .map(|o| store.cached_protobuf(o))
+        .collect();
     if items.iter().any(Bytes::is_empty) {
         return ApiError::internal("an object cannot be encoded as protobuf").into_response();
     }
@@ -101,8 +137,7 @@ fn cached_protobuf_list(store: &Store, page: CachedPage, list_page: &ListPage) -
         Ok(chunks) => chunks,
         Err(e) => return ApiError::internal(e).into_response(),
     };
-    let frames = chunks
-        .into_iter()
+    let frames = body::coalesce(chunks.into_iter(), body::COALESCED_FRAME)
         .map(|b| Ok::<_, BoxError>(Frame::data(b)));
     http::Response::builder()
         .status(200)

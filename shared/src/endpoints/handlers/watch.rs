@@ -19,8 +19,9 @@ use super::RestRequest;
 use crate::body::{self, BoxError, Response};
 use crate::endpoints::negotiation::{Format, Negotiated, Output};
 use crate::endpoints::status::ApiError;
-use crate::registry::cached::{cached_protobuf, CachedWatchEvent};
+use crate::registry::cached::CachedWatchEvent;
 use crate::registry::resource::ResourceDef;
+use crate::registry::store::Store;
 use crate::registry::table;
 use crate::registry::watch::{Event, WatchOptions};
 
@@ -82,7 +83,7 @@ pub async fn serve_watch(
         opts.allow_bookmarks,
         timeout,
     )? {
-        return Ok(cached_watch_response(rest.store.def.clone(), rx, *neg));
+        return Ok(cached_watch_response(rest.store.clone(), rx, *neg));
     }
     let rx = rest.store.watch(namespace, opts).await?;
     let def = rest.store.def.clone();
@@ -119,13 +120,14 @@ fn stream_response(
 /// A watch served from the cache. Plain JSON events are written as three
 /// frames around the cached object bytes, so every watcher shares one copy.
 fn cached_watch_response(
-    def: std::sync::Arc<ResourceDef>,
+    store: Store,
     rx: tokio::sync::mpsc::Receiver<CachedWatchEvent>,
     neg: Negotiated,
 ) -> Response {
     let mut first = true;
     let frames = stream::unfold(rx, move |mut rx| {
-        let def = def.clone();
+        let store = store.clone();
+        let def = store.def.clone();
         let headers = std::mem::replace(&mut first, false);
         async move {
             let ev = rx.recv().await?;
@@ -134,7 +136,7 @@ fn cached_watch_response(
                     if neg.output == Output::Object && neg.format == Format::Protobuf =>
                 {
                     // Encoded once per object, shared by every watcher.
-                    let object = cached_protobuf(&obj);
+                    let object = store.cached_protobuf(&obj);
                     if object.is_empty() {
                         let error = ApiError::internal("an object cannot be encoded as protobuf");
                         vec![encode_event(&def, Event { type_: "ERROR", object: error.to_status() }, &neg, headers)]

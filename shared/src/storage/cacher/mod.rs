@@ -58,6 +58,9 @@ pub struct CachedObject {
     /// shared by every watcher and LIST that needs it; empty when the
     /// object cannot be encoded.
     pub encoded: std::sync::OnceLock<Bytes>,
+    /// Whether `encoded` is counted in the cache's memory budget; only
+    /// changed under the cache's write lock (see [`WatchCache::account_encoded`]).
+    pub encoded_counted: std::sync::atomic::AtomicBool,
 }
 
 impl CachedObject {
@@ -87,6 +90,20 @@ impl CachedObject {
     /// bytes on first use and kept.
     pub fn encoded_with(&self, encode: impl FnOnce(&[u8]) -> Bytes) -> Bytes {
         self.encoded.get_or_init(|| encode(&self.bytes)).clone()
+    }
+
+    /// Memory counted in the budget: [`CachedObject::size`] plus the other
+    /// encoding once it is counted.
+    pub fn held(&self) -> usize {
+        let encoded = if self
+            .encoded_counted
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            self.encoded.get().map_or(0, Bytes::len)
+        } else {
+            0
+        };
+        self.size() + encoded
     }
 
     /// Memory held, roughly.
@@ -130,6 +147,9 @@ pub trait Codec: Send + Sync {
     /// value's own mod revision (deletes carry the delete's revision).
     fn cache(&self, kv: &KeyValue, revision: i64) -> Result<CachedObject, String>;
 }
+
+/// Keys per etcd range while the cache loads.
+const LOAD_PAGE_SIZE: i64 = 1000;
 
 /// The watch cache of one resource.
 pub struct WatchCache {
@@ -189,28 +209,40 @@ impl WatchCache {
     }
 
     async fn load_and_follow(&self, codec: &dyn Codec) -> Result<(), StorageError> {
-        let list = self
-            .storage
-            .list(&super::ListRequest {
-                prefix: self.prefix.clone(),
-                start_key: None,
-                revision: None,
-                limit: None,
-            })
-            .await?;
-        let mut objects = Vec::with_capacity(list.items.len());
-        for kv in &list.items {
-            match codec.cache(kv, kv.mod_revision) {
-                Ok(o) => objects.push(Arc::new(o)),
-                Err(e) => tracing::warn!(key = %kv.key, error = %e, "skipping undecodable object"),
+        // Paged at one revision, so the load never holds more than a page
+        // of etcd's encoding beside the cached objects (no spike of the
+        // whole resource's size after a restart).
+        let mut objects = Vec::new();
+        let mut start_key = None;
+        let mut revision = None;
+        loop {
+            let page = self
+                .storage
+                .list(&super::ListRequest {
+                    prefix: self.prefix.clone(),
+                    start_key: start_key.take(),
+                    revision,
+                    limit: Some(LOAD_PAGE_SIZE),
+                })
+                .await?;
+            revision = Some(page.revision);
+            for kv in &page.items {
+                match codec.cache(kv, kv.mod_revision) {
+                    Ok(o) => objects.push(Arc::new(o)),
+                    Err(e) => {
+                        tracing::warn!(key = %kv.key, error = %e, "skipping undecodable object")
+                    }
+                }
+            }
+            match page.items.last() {
+                Some(last) if page.more => start_key = Some(format!("{}\u{0}", last.key)),
+                _ => break,
             }
         }
-        self.state.load(objects, list.revision);
-        tracing::debug!(prefix = %self.prefix, revision = list.revision, "watch cache loaded");
-        let mut stream = self
-            .storage
-            .watch(&self.prefix, true, list.revision + 1)
-            .await?;
+        let revision = revision.unwrap_or_default();
+        self.state.load(objects, revision);
+        tracing::debug!(prefix = %self.prefix, revision, "watch cache loaded");
+        let mut stream = self.storage.watch(&self.prefix, true, revision + 1).await?;
         while let Some(ev) = stream.next().await {
             let ev = ev?;
             let object = match codec.cache(&ev.kv, ev.kv.mod_revision) {
@@ -266,6 +298,20 @@ impl WatchCache {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         self.is_ready()
+    }
+
+    /// Counts `object`'s other encoding, made just now, in the memory budget
+    /// if the object is still the cache's current one (an object already
+    /// replaced or deleted is freed with its last watcher). Beyond the
+    /// budget, the next change makes the cache step aside.
+    pub fn account_encoded(&self, object: &Arc<CachedObject>) {
+        self.state.account_encoded(object);
+    }
+
+    /// The object at `key` as the cache holds it (`Some(None)`: known
+    /// absent); `None` while the cache is not ready.
+    pub fn get(&self, key: &str) -> Option<Option<Arc<CachedObject>>> {
+        self.state.get(key).map(|(obj, _)| obj)
     }
 
     /// The objects under `prefix` (a namespace's, or all) at the cache's

@@ -113,7 +113,7 @@ impl CacheState {
             _ => inner.objects.insert(object.key.clone(), object.clone()),
         };
         if let Some(p) = &prev {
-            inner.bytes = inner.bytes.saturating_sub(p.size());
+            inner.bytes = inner.bytes.saturating_sub(p.held());
         }
         if kind != WatchEventKind::Deleted {
             inner.bytes += object.size();
@@ -145,6 +145,37 @@ impl CacheState {
             .range::<str, _>((lower, Bound::Unbounded))
             .take_while(move |(k, _)| k.starts_with(prefix))
             .map(|(_, o)| o)
+    }
+
+    /// See [`super::WatchCache::account_encoded`].
+    pub fn account_encoded(&self, object: &Arc<CachedObject>) {
+        let mut inner = self.write();
+        let current = inner
+            .objects
+            .get(&object.key)
+            .is_some_and(|o| Arc::ptr_eq(o, object));
+        if current
+            && !object
+                .encoded_counted
+                .swap(true, std::sync::atomic::Ordering::Relaxed)
+        {
+            inner.bytes += object.encoded.get().map_or(0, bytes::Bytes::len);
+        }
+    }
+
+    /// The budget's count of bytes held (for tests and metrics).
+    pub fn bytes(&self) -> usize {
+        self.read().bytes
+    }
+
+    /// The object at `key` and the cache's revision, if ready; `Ok(None)`
+    /// means the cache knows the key does not exist at that revision.
+    pub fn get(&self, key: &str) -> Option<(Option<Arc<CachedObject>>, i64)> {
+        let inner = self.read();
+        if !inner.ready {
+            return None;
+        }
+        Some((inner.objects.get(key).cloned(), inner.revision))
     }
 
     /// The objects under `prefix` from `start` on, if ready.
@@ -214,6 +245,7 @@ mod tests {
             labels: Box::new([]),
             fields: Box::new([]),
             encoded: Default::default(),
+            encoded_counted: Default::default(),
         })
     }
 
@@ -251,5 +283,31 @@ mod tests {
         let s = CacheState::new(10, 1);
         s.load(vec![obj("/r/a", 1)], 1);
         assert!(!s.is_ready(), "over budget at load");
+    }
+
+    #[test]
+    fn other_encodings_count_in_the_budget_while_current() {
+        let s = CacheState::new(10, usize::MAX);
+        let a = obj("/r/a", 1);
+        s.load(vec![a.clone()], 1);
+        let base = s.bytes();
+        assert_eq!(base, a.size());
+        a.encoded_with(|_| Bytes::from_static(&[0u8; 100]));
+        s.account_encoded(&a);
+        assert_eq!(s.bytes(), base + 100);
+        // Counted once only.
+        s.account_encoded(&a);
+        assert_eq!(s.bytes(), base + 100);
+        // Replacing the object frees both encodings of the old one.
+        let b = obj("/r/a", 2);
+        assert!(s.apply(WatchEventKind::Modified, b.clone()));
+        assert_eq!(s.bytes(), b.size());
+        // An object no longer current is not counted.
+        let stale = obj("/r/a", 1);
+        stale.encoded_with(|_| Bytes::from_static(&[0u8; 50]));
+        s.account_encoded(&stale);
+        assert_eq!(s.bytes(), b.size());
+        assert!(s.apply(WatchEventKind::Deleted, obj("/r/a", 3)));
+        assert_eq!(s.bytes(), 0);
     }
 }
