@@ -20,7 +20,6 @@ use crate::body::{self, BoxError, Response};
 use crate::endpoints::negotiation::{Format, Negotiated, Output};
 use crate::endpoints::status::ApiError;
 use crate::registry::cached::CachedWatchEvent;
-use crate::registry::resource::ResourceDef;
 use crate::registry::store::Store;
 use crate::registry::table;
 use crate::registry::watch::{Event, WatchOptions};
