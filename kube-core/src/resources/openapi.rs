@@ -62,6 +62,7 @@ fn schema_of(gen: &mut SchemaGenerator, def: &ResourceDef) -> Option<String> {
         ("authorization.k8s.io", "v1", "SelfSubjectAccessReview", authorization::v1::SelfSubjectAccessReview),
         ("authorization.k8s.io", "v1", "SelfSubjectRulesReview", authorization::v1::SelfSubjectRulesReview),
         ("authorization.k8s.io", "v1", "SubjectAccessReview", authorization::v1::SubjectAccessReview),
+        ("autoscaling", "v1", "HorizontalPodAutoscaler", autoscaling::v1::HorizontalPodAutoscaler),
         ("autoscaling", "v2", "HorizontalPodAutoscaler", autoscaling::v2::HorizontalPodAutoscaler),
         ("batch", "v1", "CronJob", batch::v1::CronJob),
         ("batch", "v1", "Job", batch::v1::Job),

@@ -239,7 +239,10 @@ fn api_resource(def: &ResourceDef) -> Value {
     }
     r.insert(
         "storageVersionHash".into(),
-        json!(storage_version_hash(&def.group, &def.version, &def.kind)),
+        json!(match &def.conversion {
+            Some(c) => storage_version_hash(&c.storage_group, &c.storage_version, &c.storage_kind),
+            None => storage_version_hash(&def.group, &def.version, &def.kind),
+        }),
     );
     Value::Object(r)
 }
