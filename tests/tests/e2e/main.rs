@@ -2,7 +2,9 @@
 //! through the aggregator by kubectl (as a subprocess), kube-rs and raw HTTPS.
 
 mod aggregator;
+mod allocation_repair;
 mod auth;
+mod bound_tokens;
 mod builtins;
 mod builtins_subresources;
 mod crd_conversion;
@@ -11,6 +13,7 @@ mod crds;
 mod errors;
 mod harness;
 mod kubectl;
+mod multiversion;
 mod protobuf;
 mod resilience;
 mod rest;
