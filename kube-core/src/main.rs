@@ -108,7 +108,7 @@ async fn main() -> anyhow::Result<()> {
         }
         None => None,
     };
-    let (mut groups, openapi) = resources::build(&storage, &prefix, &admission, services, tokens);
+    let (mut groups, _) = resources::build(&storage, &prefix, &admission, services, tokens);
     if opts.watch_cache {
         groups.enable_watch_caches(opts.watch_cache_max_bytes_per_resource);
     }
@@ -121,6 +121,9 @@ async fn main() -> anyhow::Result<()> {
     review_authenticator.set_validator(validator.clone());
     resources::register_token_review(&mut groups, review_authenticator);
     resources::register_access_reviews(&mut groups, authorizer.clone());
+    // The served document also covers the kinds custom handlers serve
+    // (bindings, tokenreviews, the access reviews, selfsubjectreviews).
+    let openapi = resources::openapi::build(&groups.defs().cloned().collect::<Vec<_>>());
     let delegate = Delegate::from_options(&opts.delegation)?;
     let address = shared::server::listen_address(&opts.serving, DEFAULT_PORT).to_string();
     let mut api = ApiServer::new(groups, delegate, address);

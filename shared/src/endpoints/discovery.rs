@@ -138,6 +138,12 @@ impl GroupSet {
             .contains_key(&(group.to_string(), version.to_string()))
     }
 
+    /// Every served resource's declaration, store-backed or not, grouped
+    /// by group/version (for documents such as OpenAPI that list them all).
+    pub fn defs(&self) -> impl Iterator<Item = &ResourceDef> {
+        self.resources.values().flatten().map(Route::def)
+    }
+
     /// All stores.
     pub fn stores(&self) -> impl Iterator<Item = &Arc<Store>> {
         self.routes.values().filter_map(|r| match r {

@@ -11,6 +11,7 @@ mod crd_conversion;
 mod crd_runtime;
 mod crds;
 mod errors;
+mod handler_openapi;
 mod harness;
 mod kubectl;
 mod multiversion;
