@@ -260,6 +260,10 @@ pub fn build(defs: &[ResourceDef]) -> Arc<OpenApi> {
     gen.subschema_for::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta>();
     gen.subschema_for::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Patch>();
     gen.subschema_for::<k8s_openapi::api::autoscaling::v1::Scale>();
+    // Bodies of subresources with their own handlers.
+    gen.subschema_for::<k8s_openapi::api::policy::v1::Eviction>();
+    gen.subschema_for::<k8s_openapi::api::authentication::v1::TokenRequest>();
+    gen.subschema_for::<k8s_openapi::api::core::v1::Binding>();
     let mut components = gen.take_definitions(true);
     annotate(&mut components);
     Arc::new(OpenApi::build(&kinds, components))
