@@ -143,7 +143,7 @@ async fn main() -> anyhow::Result<()> {
     });
     let mut api = ApiServer::new(groups, Some(delegate), address).with_interceptor(router);
     api.readyz
-        .add("etcd", shared::server::healthz::etcd_check(storage));
+        .add("etcd", shared::server::healthz::etcd_check(storage.clone()));
     api.readyz.add(
         "autoregister-completion",
         Arc::new(move || {
@@ -165,6 +165,12 @@ async fn main() -> anyhow::Result<()> {
             authentication: &opts.authentication,
             generic: &opts.generic,
             authorizer: Arc::new(AlwaysAllow),
+            credential_validator: Some(Arc::new(
+                shared::authentication::bound_tokens::BoundTokenValidator::new(
+                    storage.clone(),
+                    &prefix,
+                ),
+            )),
         },
         Arc::new(api),
     )

@@ -97,6 +97,12 @@ async fn main() -> anyhow::Result<()> {
             authentication: &opts.authentication,
             generic: &opts.generic,
             authorizer: Arc::new(AlwaysAllow),
+            credential_validator: Some(Arc::new(
+                shared::authentication::bound_tokens::BoundTokenValidator::new(
+                    storage.clone(),
+                    &prefix,
+                ),
+            )),
         },
         api,
     )

@@ -53,6 +53,10 @@ struct Options {
     /// Port range reserved for NodePort Services.
     #[arg(long, default_value = "30000-32767")]
     service_node_port_range: String,
+    /// How often the cluster IP and node port repair loops run (upstream
+    /// runs them every 3 minutes; not an upstream flag). 0 disables them.
+    #[arg(long, default_value = "3m", value_parser = shared::server::options::parse_duration)]
+    service_allocation_repair_interval: std::time::Duration,
 }
 
 #[tokio::main]
@@ -74,9 +78,15 @@ async fn main() -> anyhow::Result<()> {
     let node_ports = allocators::PortRange::parse(&opts.service_node_port_range)
         .map_err(|e| anyhow::anyhow!("--service-node-port-range: {e}"))?;
     let ips = allocators::ClusterIpAllocator::new(storage.clone(), &prefix, cidr);
+    let ports = allocators::NodePortAllocator::new(storage.clone(), &prefix, node_ports);
+    if !opts.service_allocation_repair_interval.is_zero() {
+        let repair =
+            allocators::repair::Repair::new(storage.clone(), &prefix, ips.clone(), ports.clone());
+        tokio::spawn(repair.run(opts.service_allocation_repair_interval));
+    }
     let services = allocators::AllocatingServiceStrategy {
         ips: ips.clone(),
-        ports: allocators::NodePortAllocator::new(storage.clone(), &prefix, node_ports),
+        ports,
     };
     let tokens = match &opts.service_account_signing_key_file {
         Some(path) => {
@@ -98,7 +108,7 @@ async fn main() -> anyhow::Result<()> {
         }
         None => None,
     };
-    let (mut groups, openapi) = resources::build(&storage, &prefix, &admission, services, tokens);
+    let (mut groups, _) = resources::build(&storage, &prefix, &admission, services, tokens);
     if opts.watch_cache {
         groups.enable_watch_caches(opts.watch_cache_max_bytes_per_resource);
     }
@@ -106,8 +116,17 @@ async fn main() -> anyhow::Result<()> {
         let _ = namespace_lifecycle.namespaces.set(namespaces.clone());
     }
     let authorizer: Arc<dyn shared::authorization::Authorizer> = Arc::new(AlwaysAllow);
-    resources::register_token_review(&mut groups, opts.authentication.build()?.authenticator);
+    // Bound service account tokens die with their pod, secret or account.
+    let validator: Arc<dyn shared::authentication::bound_tokens::CredentialValidator> = Arc::new(
+        shared::authentication::bound_tokens::BoundTokenValidator::new(storage.clone(), &prefix),
+    );
+    let review_authenticator = opts.authentication.build()?.authenticator;
+    review_authenticator.set_validator(validator.clone());
+    resources::register_token_review(&mut groups, review_authenticator);
     resources::register_access_reviews(&mut groups, authorizer.clone());
+    // The served document also covers the kinds custom handlers serve
+    // (bindings, tokenreviews, the access reviews, selfsubjectreviews).
+    let openapi = resources::openapi::build(&groups.defs().cloned().collect::<Vec<_>>());
     let delegate = Delegate::from_options(&opts.delegation)?;
     let address = shared::server::listen_address(&opts.serving, DEFAULT_PORT).to_string();
     let mut api = ApiServer::new(groups, delegate, address);
@@ -158,6 +177,7 @@ async fn main() -> anyhow::Result<()> {
             authentication: &opts.authentication,
             generic: &opts.generic,
             authorizer,
+            credential_validator: Some(validator),
         },
         api,
     )

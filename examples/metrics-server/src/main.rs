@@ -139,6 +139,7 @@ async fn main() -> anyhow::Result<()> {
             authentication: &opts.authentication,
             generic: &opts.generic,
             authorizer: Arc::new(AlwaysAllow),
+            credential_validator: None,
         },
         Arc::new(api),
     )

@@ -10,6 +10,7 @@
 pub mod cluster_ip;
 pub mod kubernetes_service;
 pub mod node_port;
+pub mod repair;
 pub mod service;
 
 pub use cluster_ip::{ClusterIpAllocator, ServiceCidr};

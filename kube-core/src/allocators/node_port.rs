@@ -183,6 +183,61 @@ impl NodePortAllocator {
         .await
     }
 
+    /// The range served.
+    pub fn range(&self) -> PortRange {
+        self.range
+    }
+
+    /// The ports the bitmap holds now.
+    pub async fn snapshot(&self) -> Result<std::collections::BTreeSet<i64>, String> {
+        let kv = self
+            .storage
+            .get(&self.key)
+            .await
+            .map_err(|e| format!("reading the node port bitmap: {e}"))?;
+        let (bits, _) = self.decode(kv.as_ref());
+        let base = self.range.base as i64;
+        Ok((0..self.range.size as usize)
+            .filter(|i| bits[i / 8] & (1 << (i % 8)) != 0)
+            .map(|i| base + i as i64)
+            .collect())
+    }
+
+    /// Marks the ports in `in_use` (within the range) and clears those in
+    /// `release` that are not in use, in one compare-and-swap; returns how
+    /// many were (marked, cleared).
+    pub async fn repair(
+        &self,
+        in_use: &std::collections::BTreeSet<i64>,
+        release: &std::collections::BTreeSet<i64>,
+    ) -> Result<(usize, usize), String> {
+        let base = self.range.base as i64;
+        let range = self.range;
+        self.modify(|bits| {
+            let (mut marked, mut cleared) = (0, 0);
+            for p in in_use.iter().filter(|p| range.contains(**p)) {
+                let i = (p - base) as usize;
+                if bits[i / 8] & (1 << (i % 8)) == 0 {
+                    bits[i / 8] |= 1 << (i % 8);
+                    marked += 1;
+                }
+            }
+            for p in release
+                .iter()
+                .filter(|p| range.contains(**p) && !in_use.contains(p))
+            {
+                let i = (p - base) as usize;
+                if bits[i / 8] & (1 << (i % 8)) != 0 {
+                    bits[i / 8] &= !(1 << (i % 8));
+                    cleared += 1;
+                }
+            }
+            Ok((marked, cleared))
+        })
+        .await
+        .map_err(|e| format!("repairing the node port bitmap: {e:?}"))
+    }
+
     /// Frees `port` (no-op outside the range or when free).
     pub async fn release(&self, port: i64) {
         if !self.range.contains(port) {

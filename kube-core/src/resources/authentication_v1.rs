@@ -110,7 +110,7 @@ pub fn register_token_review(
                     .and_then(serde_json::Value::as_str)
                     .unwrap_or("");
                 let spec = review.get("spec").cloned().unwrap_or(json!({}));
-                let status = token_review_status(&authenticator, token);
+                let status = token_review_status(&authenticator, token).await;
                 let out = json!({
                     "kind": "TokenReview",
                     "apiVersion": "authentication.k8s.io/v1",
@@ -125,7 +125,7 @@ pub fn register_token_review(
 }
 
 /// The status of a TokenReview of `token`.
-fn token_review_status(
+async fn token_review_status(
     authenticator: &shared::authentication::union::UnionAuthenticator,
     token: &str,
 ) -> serde_json::Value {
@@ -142,7 +142,11 @@ fn token_review_status(
         peer_certificates: None,
         path: "/apis/authentication.k8s.io/v1/tokenreviews",
     };
-    match authenticator.authenticate(&req) {
+    let result = match authenticator.authenticate(&req) {
+        Ok(user) => authenticator.validate(&headers, &user).await.map(|()| user),
+        Err(e) => Err(e),
+    };
+    match result {
         Ok(user) if !user.is_anonymous() => {
             let mut u = json!({"username": user.name, "groups": user.groups});
             if !user.uid.is_empty() {

@@ -1,67 +1,123 @@
 //! `events.k8s.io/v1`: Events in the new shape (`note`, `regarding`,
-//! `reportingController`).
+//! `reportingController`), served from the core/v1 Event storage.
 //!
-//! Upstream stores both Event versions under `/registry/events` and converts
-//! between them. This server has no cross-version conversion yet, so
-//! events.k8s.io Events live under their own key prefix and are not visible
-//! through core/v1 (and the reverse).
+//! As upstream (core and events.k8s.io events cohabit, stored as core/v1 at
+//! `/registry/events/<ns>/<name>`), both versions show the same objects,
+//! converted field by field the way upstream's `pkg/apis/events/v1`
+//! conversion does: `regarding` ↔ `involvedObject`, `note` ↔ `message`,
+//! `reportingController` ↔ `reportingComponent`, `deprecatedSource` ↔
+//! `source`, `deprecatedFirstTimestamp`/`deprecatedLastTimestamp`/
+//! `deprecatedCount` ↔ `firstTimestamp`/`lastTimestamp`/`count`; `series`,
+//! `eventTime`, `action`, `reason`, `type`, `related` and
+//! `reportingInstance` keep their names.
 
-use serde_json::{json, Value};
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
 use shared::registry::resource::ResourceDef;
-use shared::registry::table::{lookup, Column};
 
-use super::columns::{int_at, since, str_or};
+/// (events.k8s.io/v1 field, core/v1 field).
+const RENAMED: [(&str, &str); 7] = [
+    ("regarding", "involvedObject"),
+    ("note", "message"),
+    ("reportingController", "reportingComponent"),
+    ("deprecatedSource", "source"),
+    ("deprecatedFirstTimestamp", "firstTimestamp"),
+    ("deprecatedLastTimestamp", "lastTimestamp"),
+    ("deprecatedCount", "count"),
+];
 
-/// events.k8s.io/v1 declarations.
-pub fn definitions() -> Vec<ResourceDef> {
-    vec![ResourceDef::new("events.k8s.io", "v1", "Event", "events")
-        .short_names(&["ev"])
-        .storage_path("events.k8s.io/events")
-        .without_name_column()
-        .columns(vec![
-            Column::func("Last Seen", "string", |o| {
-                for p in [
-                    "series.lastObservedTime",
-                    "deprecatedLastTimestamp",
-                    "eventTime",
-                ] {
-                    if lookup(o, p).and_then(Value::as_str).is_some() {
-                        return json!(since(o, p));
-                    }
-                }
-                json!("<unknown>")
-            }),
-            Column::path("Type", "type"),
-            Column::path("Reason", "reason"),
-            Column::func("Object", "string", |o| {
-                json!(format!(
-                    "{}/{}",
-                    str_or(o, "regarding.kind", "").to_lowercase(),
-                    str_or(o, "regarding.name", "")
-                ))
-            }),
-            Column::path("Subobject", "regarding.fieldPath").wide(),
-            Column::func("Source", "string", |o| {
-                let c = str_or(o, "reportingController", "");
-                let h = str_or(o, "reportingInstance", "");
-                json!(if h.is_empty() { c } else { format!("{c}, {h}") })
-            })
-            .wide(),
-            Column::path("Message", "note"),
-            Column::func("First Seen", "string", |o| {
-                json!(if lookup(o, "deprecatedFirstTimestamp").is_some() {
-                    since(o, "deprecatedFirstTimestamp")
-                } else {
-                    since(o, "eventTime")
-                })
-            })
-            .wide(),
-            Column::func("Count", "integer", |o| {
-                json!(lookup(o, "series.count")
-                    .and_then(Value::as_i64)
-                    .unwrap_or_else(|| int_at(o, "deprecatedCount")))
-            })
-            .wide(),
-            Column::path("Name", "metadata.name").wide(),
-        ])]
+/// Fields with the same name in both versions.
+const SAME: [&str; 8] = [
+    "metadata",
+    "eventTime",
+    "series",
+    "reportingInstance",
+    "action",
+    "reason",
+    "related",
+    "type",
+];
+
+/// events.k8s.io/v1 Event, served from `core_event` (the core/v1 Event
+/// declaration: same keys, Table columns and strategy). Field selectors
+/// are limited to `metadata.name` and `metadata.namespace`, as upstream
+/// registers no field label conversion for events.k8s.io.
+pub fn definition(core_event: &ResourceDef) -> ResourceDef {
+    let mut def = ResourceDef::served_as(
+        core_event,
+        "events.k8s.io",
+        "v1",
+        "Event",
+        Arc::new(|o: &Value| Ok(to_core(o))),
+        Arc::new(|o: &Value| Ok(from_core(o))),
+    );
+    def.selectable_fields.clear();
+    def
+}
+
+fn convert(
+    o: &Value,
+    api_version: &str,
+    pairs: impl Iterator<Item = (&'static str, &'static str)>,
+) -> Value {
+    let mut out = Map::new();
+    out.insert("apiVersion".into(), Value::String(api_version.into()));
+    out.insert("kind".into(), Value::String("Event".into()));
+    for (from, to) in pairs {
+        if let Some(v) = o.get(from) {
+            out.insert(to.into(), v.clone());
+        }
+    }
+    Value::Object(out)
+}
+
+/// An events.k8s.io/v1 Event as core/v1 stores it.
+pub fn to_core(o: &Value) -> Value {
+    convert(
+        o,
+        "v1",
+        SAME.iter().map(|f| (*f, *f)).chain(RENAMED.iter().copied()),
+    )
+}
+
+/// A stored core/v1 Event as events.k8s.io/v1.
+pub fn from_core(o: &Value) -> Value {
+    convert(
+        o,
+        "events.k8s.io/v1",
+        SAME.iter()
+            .map(|f| (*f, *f))
+            .chain(RENAMED.iter().map(|(a, b)| (*b, *a))),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn converts_both_ways() {
+        let new = json!({
+            "apiVersion": "events.k8s.io/v1", "kind": "Event",
+            "metadata": {"name": "e", "namespace": "d"},
+            "eventTime": "2026-01-01T00:00:00.000000Z",
+            "reportingController": "example.com/ctl", "reportingInstance": "ctl-1",
+            "action": "Sync", "reason": "Synced", "type": "Normal",
+            "regarding": {"kind": "Pod", "name": "p", "namespace": "d"},
+            "note": "done", "series": {"count": 2, "lastObservedTime": "2026-01-01T00:00:01.000000Z"},
+            "deprecatedSource": {"component": "ctl"}, "deprecatedCount": 3,
+        });
+        let core = to_core(&new);
+        assert_eq!(core["apiVersion"], "v1");
+        assert_eq!(core["involvedObject"]["name"], "p");
+        assert_eq!(core["message"], "done");
+        assert_eq!(core["reportingComponent"], "example.com/ctl");
+        assert_eq!(core["source"]["component"], "ctl");
+        assert_eq!(core["count"], 3);
+        assert_eq!(core["series"]["count"], 2);
+        assert!(core.get("note").is_none());
+        assert_eq!(from_core(&core), new);
+    }
 }

@@ -8,6 +8,7 @@ mod admissionregistration_v1;
 mod apps_v1;
 mod authentication_v1;
 mod authorization_v1;
+mod autoscaling_v1;
 mod autoscaling_v2;
 mod batch_v1;
 mod certificates_v1;
@@ -48,9 +49,17 @@ pub use services::ServiceStrategy;
 /// then the groups by upstream's group priority).
 pub fn definitions() -> Vec<ResourceDef> {
     let mut defs = core_v1::definitions();
+    let core_event = defs
+        .iter()
+        .find(|d| d.resource == "events")
+        .map(events_v1::definition);
     defs.extend(apps_v1::definitions());
-    defs.extend(events_v1::definitions());
-    defs.extend(autoscaling_v2::definitions());
+    defs.extend(core_event);
+    // v2 first: the preferred version, as upstream.
+    let hpa_v2 = autoscaling_v2::definitions();
+    let hpa_v1: Vec<ResourceDef> = hpa_v2.iter().map(autoscaling_v1::definition).collect();
+    defs.extend(hpa_v2);
+    defs.extend(hpa_v1);
     defs.extend(batch_v1::definitions());
     defs.extend(certificates_v1::definitions());
     defs.extend(networking_v1::definitions());

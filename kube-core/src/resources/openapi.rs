@@ -62,6 +62,7 @@ fn schema_of(gen: &mut SchemaGenerator, def: &ResourceDef) -> Option<String> {
         ("authorization.k8s.io", "v1", "SelfSubjectAccessReview", authorization::v1::SelfSubjectAccessReview),
         ("authorization.k8s.io", "v1", "SelfSubjectRulesReview", authorization::v1::SelfSubjectRulesReview),
         ("authorization.k8s.io", "v1", "SubjectAccessReview", authorization::v1::SubjectAccessReview),
+        ("autoscaling", "v1", "HorizontalPodAutoscaler", autoscaling::v1::HorizontalPodAutoscaler),
         ("autoscaling", "v2", "HorizontalPodAutoscaler", autoscaling::v2::HorizontalPodAutoscaler),
         ("batch", "v1", "CronJob", batch::v1::CronJob),
         ("batch", "v1", "Job", batch::v1::Job),
@@ -259,6 +260,10 @@ pub fn build(defs: &[ResourceDef]) -> Arc<OpenApi> {
     gen.subschema_for::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta>();
     gen.subschema_for::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Patch>();
     gen.subschema_for::<k8s_openapi::api::autoscaling::v1::Scale>();
+    // Bodies of subresources with their own handlers.
+    gen.subschema_for::<k8s_openapi::api::policy::v1::Eviction>();
+    gen.subschema_for::<k8s_openapi::api::authentication::v1::TokenRequest>();
+    gen.subschema_for::<k8s_openapi::api::core::v1::Binding>();
     let mut components = gen.take_definitions(true);
     annotate(&mut components);
     Arc::new(OpenApi::build(&kinds, components))

@@ -628,7 +628,11 @@ pub fn token_subresource(
                     "namespace": call.namespace,
                     "serviceaccount": {"name": call.name, "uid": sa_uid},
                 });
-                if let Some(bound) = spec.get("boundObjectRef").filter(|b| b.is_object()) {
+                if let Some(bound) = spec
+                    .get("boundObjectRef")
+                    .filter(|b| b.is_object())
+                    .cloned()
+                {
                     let kind = bound.get("kind").and_then(Value::as_str).unwrap_or("");
                     let field = match kind {
                         "Pod" => "pod",
@@ -648,10 +652,21 @@ pub fn token_subresource(
                             ));
                         }
                     };
-                    k8s[field] = json!({
-                        "name": bound.get("name").cloned().unwrap_or(json!("")),
-                        "uid": bound.get("uid").cloned().unwrap_or(json!("")),
-                    });
+                    let bound_name = bound.get("name").and_then(Value::as_str).unwrap_or("");
+                    let uid = bound_object_uid(&call, kind, bound_name).await?;
+                    let claimed = bound.get("uid").and_then(Value::as_str).unwrap_or("");
+                    if !claimed.is_empty() && claimed != uid {
+                        return Err(ApiError::conflict(
+                            shared::endpoints::status::GroupResource {
+                                group: "",
+                                resource: kind,
+                            },
+                            bound_name,
+                            &format!("the UID in the bound object reference ({claimed}) does not match the UID in record. The object might have been deleted and then recreated"),
+                        ));
+                    }
+                    spec["boundObjectRef"]["uid"] = json!(uid);
+                    k8s[field] = json!({"name": bound_name, "uid": uid});
                 }
                 let claims = json!({
                     "aud": auds,
@@ -684,6 +699,64 @@ pub fn token_subresource(
             })
         }),
     }
+}
+
+/// The uid of the object a TokenRequest binds its token to, as upstream
+/// looks it up: the object must exist (404 otherwise) and a pod must run as
+/// the service account (400 otherwise).
+async fn bound_object_uid(
+    call: &SubresourceCall<'_>,
+    kind: &str,
+    name: &str,
+) -> Result<String, ApiError> {
+    let (key, resource) = match kind {
+        "Pod" => (
+            format!("{}/pods/{}/{name}", call.store.prefix(), call.namespace),
+            "pods",
+        ),
+        "Secret" => (
+            format!("{}/secrets/{}/{name}", call.store.prefix(), call.namespace),
+            "secrets",
+        ),
+        _ => (format!("{}/minions/{name}", call.store.prefix()), "nodes"),
+    };
+    let not_found = || {
+        ApiError::not_found(
+            shared::endpoints::status::GroupResource {
+                group: "",
+                resource,
+            },
+            name,
+        )
+    };
+    if name.is_empty() {
+        return Err(not_found());
+    }
+    let kv = call
+        .store
+        .storage()
+        .get(&key)
+        .await
+        .map_err(shared::registry::store::storage_error)?
+        .ok_or_else(not_found)?;
+    let obj = shared::protobuf::decode_from_storage(&kv.value).map_err(ApiError::internal)?;
+    if kind == "Pod" {
+        let sa = obj
+            .pointer("/spec/serviceAccountName")
+            .and_then(Value::as_str)
+            .unwrap_or("default");
+        if sa != call.name {
+            return Err(ApiError::bad_request(format!(
+                "cannot bind token for serviceaccount {:?} to pod running with different serviceaccount name.",
+                call.name
+            )));
+        }
+    }
+    Ok(obj
+        .pointer("/metadata/uid")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string())
 }
 
 #[cfg(test)]

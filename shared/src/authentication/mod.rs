@@ -5,6 +5,7 @@
 //! `authentication` filter runs the union and stores the resulting [`UserInfo`]
 //! in the request's extensions for authorization, handlers and delegation.
 
+pub mod bound_tokens;
 pub mod request_header;
 pub mod service_account;
 pub mod token_file;

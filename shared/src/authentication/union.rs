@@ -18,6 +18,9 @@ pub const DEFAULT_ANONYMOUS_PATHS: &[&str] = &["/healthz", "/livez", "/readyz", 
 pub struct UnionAuthenticator {
     authenticators: Vec<Arc<dyn Authenticator>>,
     anonymous_paths: Option<Vec<String>>,
+    /// Checks run after an authenticator accepted the credentials (bound
+    /// service account tokens), set once storage is available.
+    validator: std::sync::OnceLock<Arc<dyn super::bound_tokens::CredentialValidator>>,
 }
 
 impl UnionAuthenticator {
@@ -30,6 +33,22 @@ impl UnionAuthenticator {
         UnionAuthenticator {
             authenticators,
             anonymous_paths,
+            validator: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Sets the check run on every authenticated request (once; later
+    /// calls are ignored).
+    pub fn set_validator(&self, validator: Arc<dyn super::bound_tokens::CredentialValidator>) {
+        let _ = self.validator.set(validator);
+    }
+
+    /// Runs the validator, if any, on a request [`Self::authenticate`]
+    /// accepted; `Err(reason)` makes it unauthorized.
+    pub async fn validate(&self, headers: &http::HeaderMap, user: &UserInfo) -> Result<(), String> {
+        match self.validator.get() {
+            Some(v) => v.validate(headers, user).await,
+            None => Ok(()),
         }
     }
 

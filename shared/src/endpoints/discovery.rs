@@ -138,6 +138,12 @@ impl GroupSet {
             .contains_key(&(group.to_string(), version.to_string()))
     }
 
+    /// Every served resource's declaration, store-backed or not, grouped
+    /// by group/version (for documents such as OpenAPI that list them all).
+    pub fn defs(&self) -> impl Iterator<Item = &ResourceDef> {
+        self.resources.values().flatten().map(Route::def)
+    }
+
     /// All stores.
     pub fn stores(&self) -> impl Iterator<Item = &Arc<Store>> {
         self.routes.values().filter_map(|r| match r {
@@ -239,7 +245,10 @@ fn api_resource(def: &ResourceDef) -> Value {
     }
     r.insert(
         "storageVersionHash".into(),
-        json!(storage_version_hash(&def.group, &def.version, &def.kind)),
+        json!(match &def.conversion {
+            Some(c) => storage_version_hash(&c.storage_group, &c.storage_version, &c.storage_kind),
+            None => storage_version_hash(&def.group, &def.version, &def.kind),
+        }),
     );
     Value::Object(r)
 }

@@ -22,7 +22,7 @@ pub struct Authentication {
 }
 
 impl Filter for Authentication {
-    fn call(&self, mut req: Request, next: Next) -> BoxFuture<'static, Response> {
+    fn call(&self, req: Request, next: Next) -> BoxFuture<'static, Response> {
         let result = {
             let auth_req = AuthRequest {
                 headers: req.headers(),
@@ -31,24 +31,48 @@ impl Filter for Authentication {
             };
             self.authenticator.authenticate(&auth_req)
         };
+        let authenticator = self.authenticator.clone();
+        let header_names = self.header_names.clone();
+        Box::pin(async move {
+            let result = match result {
+                Ok(user) => authenticator
+                    .validate(req.headers(), &user)
+                    .await
+                    .map(|()| user),
+                Err(e) => Err(e),
+            };
+            Authentication::finish(req, result, &header_names, next).await
+        })
+    }
+}
+
+impl Authentication {
+    /// Strips the credentials and passes an authenticated request on, or
+    /// answers 401.
+    async fn finish(
+        mut req: Request,
+        result: Result<crate::authentication::UserInfo, String>,
+        header_names: &RequestHeaderNames,
+        next: Next,
+    ) -> Response {
         match result {
             Ok(user) => {
                 let headers = req.headers_mut();
                 headers.remove(http::header::AUTHORIZATION);
                 let identity: Vec<http::HeaderName> = headers
                     .keys()
-                    .filter(|k| self.header_names.is_identity_header(k.as_str()))
+                    .filter(|k| header_names.is_identity_header(k.as_str()))
                     .cloned()
                     .collect();
                 for k in identity {
                     headers.remove(k);
                 }
                 req.extensions_mut().insert(user);
-                Box::pin(next.run(req))
+                next.run(req).await
             }
             Err(reason) => {
                 tracing::debug!(path = %req.uri().path(), %reason, "unauthorized");
-                Box::pin(async move { ApiError::unauthorized().into_response() })
+                ApiError::unauthorized().into_response()
             }
         }
     }

@@ -118,7 +118,43 @@ fn op(
     o
 }
 
-fn paths_of(def: &ResourceDef, schema_name: &str) -> Vec<(String, Value)> {
+/// The component name k8s-openapi gives a built-in kind's schema
+/// (`io.k8s.api.policy.v1.Eviction`).
+fn builtin_schema_name(group: &str, version: &str, kind: &str) -> String {
+    let package = if group.is_empty() {
+        "core"
+    } else {
+        group.split('.').next().unwrap_or(group)
+    };
+    format!("io.k8s.api.{package}.{version}.{kind}")
+}
+
+/// The group, version, kind and schema name of a custom subresource's body.
+fn custom_subresource_schema<'a>(
+    def: &'a ResourceDef,
+    sub: &'a crate::registry::resource::CustomSubresource,
+) -> (&'a str, &'a str, &'a str, String) {
+    let (g, v, k) = sub.kind;
+    let (g, v) = if g.is_empty() && v.is_empty() {
+        (def.group.as_str(), def.version.as_str())
+    } else {
+        (g, v)
+    };
+    (g, v, k, builtin_schema_name(g, v, k))
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+        .unwrap_or_default()
+}
+
+fn paths_of(
+    def: &ResourceDef,
+    schema_name: &str,
+    components: &Map<String, Value>,
+) -> Vec<(String, Value)> {
     let kind_ref = json!({"$ref": format!("#/components/schemas/{schema_name}")});
     let list_schema = json!({"type": "object", "properties": {
         "apiVersion": {"type": "string"}, "kind": {"type": "string"},
@@ -283,6 +319,59 @@ fn paths_of(def: &ResourceDef, schema_name: &str) -> Vec<(String, Value)> {
         out.push((format!("{item_path}/{name}"), Value::Object(m)));
     }
 
+    // Subresources with their own handlers (pods/eviction,
+    // serviceaccounts/token, pods/binding), when their body has a schema.
+    for sub in &def.custom_subresources {
+        let (g, v, k, name) = custom_subresource_schema(def, sub);
+        if !components.contains_key(&name) {
+            continue;
+        }
+        let sub_ref = json!({"$ref": format!("#/components/schemas/{name}")});
+        let sub_gvk = json!({"group": g, "version": v, "kind": k});
+        let mut d = def.clone();
+        d.kind = format!("{}{}", def.kind, capitalize(sub.name));
+        let mut m = Map::new();
+        for verb in sub.verbs {
+            let (method, id, params, body, code) = match *verb {
+                "create" => (
+                    "post",
+                    "create",
+                    write_params(false),
+                    Some(body(&sub_ref)),
+                    "201",
+                ),
+                "get" => ("get", "read", vec![], None, "200"),
+                "update" => (
+                    "put",
+                    "replace",
+                    write_params(false),
+                    Some(body(&sub_ref)),
+                    "200",
+                ),
+                "patch" => (
+                    "patch",
+                    "patch",
+                    write_params(true),
+                    Some(patch_body.clone()),
+                    "200",
+                ),
+                _ => continue,
+            };
+            let mut o = op(&d, method, id, &sub_ref, params, body, code);
+            o["x-kubernetes-group-version-kind"] = sub_gvk.clone();
+            m.insert(method.into(), o);
+        }
+        if m.is_empty() {
+            continue;
+        }
+        let mut params = vec![name_param.clone()];
+        if def.namespaced {
+            params.push(ns_param.clone());
+        }
+        m.insert("parameters".into(), Value::Array(params));
+        out.push((format!("{item_path}/{}", sub.name), Value::Object(m)));
+    }
+
     if def.namespaced && has("list") {
         let mut m = Map::new();
         m.insert(
@@ -392,11 +481,17 @@ impl OpenApi {
             let mut paths = Map::new();
             let mut names = std::collections::BTreeSet::new();
             for k in ks {
-                for (p, item) in paths_of(&k.def, &k.schema) {
+                for (p, item) in paths_of(&k.def, &k.schema, &components) {
                     paths.insert(p.clone(), item.clone());
                     all_paths.insert(p, item);
                 }
                 reachable(&k.schema, &components, &mut names);
+                for sub in &k.def.custom_subresources {
+                    let (_, _, _, name) = custom_subresource_schema(&k.def, sub);
+                    if components.contains_key(&name) {
+                        reachable(&name, &components, &mut names);
+                    }
+                }
                 if k.def
                     .has_subresource(crate::registry::resource::Subresource::Scale)
                 {

@@ -116,6 +116,11 @@ pub struct ResourceDef {
     /// merge keys; `None` applies it as a JSON merge patch.
     pub strategic_merge: Option<StrategicMerge>,
     pub strategy: Arc<dyn Strategy>,
+    /// Set when this is another version of a resource stored in a
+    /// different one (see [`ResourceDef::served_as`]): discovery reports
+    /// the storage version's hash and Table cells are computed on the
+    /// storage form.
+    pub conversion: Option<Arc<super::conversion::VersionConversion>>,
 }
 
 /// See [`ResourceDef::strategic_merge`].
@@ -209,6 +214,7 @@ impl ResourceDef {
             custom_subresources: vec![],
             strategic_merge: None,
             strategy: Arc::new(DefaultStrategy),
+            conversion: None,
         }
     }
 

@@ -104,6 +104,11 @@ impl Store {
         &self.storage
     }
 
+    /// The etcd key prefix of every resource (`/registry`).
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
     /// The etcd key of an object.
     pub fn key(&self, namespace: &str, name: &str) -> String {
         if self.def.namespaced {
@@ -168,9 +173,16 @@ impl Store {
     pub(crate) fn encode(&self, obj: &mut Value) -> Result<Bytes, ApiError> {
         if let Some(mut stored) = self.def.strategy.for_storage(obj)? {
             meta::remove(&mut stored, "resourceVersion");
-            return serde_json::to_vec(&stored)
+            // Another version of a built-in kind is stored as protobuf too;
+            // custom resources stay JSON.
+            return crate::protobuf::encode_for_storage(&stored)
                 .map(Bytes::from)
-                .map_err(ApiError::internal);
+                .map_err(|e| match e {
+                    crate::protobuf::EncodeError::Invalid { .. } => {
+                        ApiError::bad_request(e.to_string())
+                    }
+                    other => ApiError::internal(other),
+                });
         }
         let rv = meta::remove(obj, "resourceVersion");
         let bytes = crate::protobuf::encode_for_storage(obj).map_err(|e| match e {

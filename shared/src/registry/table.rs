@@ -132,6 +132,15 @@ fn column_definitions(def: &ResourceDef) -> Vec<Value> {
 }
 
 fn cells(def: &ResourceDef, obj: &Value, now: jiff::Timestamp) -> Vec<Value> {
+    // Another version of a stored resource prints its storage form.
+    let stored;
+    let obj = match def.conversion.as_ref().map(|c| (c.to_storage)(obj)) {
+        Some(Ok(s)) => {
+            stored = s;
+            &stored
+        }
+        _ => obj,
+    };
     let mut cells = Vec::with_capacity(def.columns.len() + 1);
     if def.name_column {
         cells.push(

@@ -25,6 +25,10 @@ pub struct ServerConfig<'a> {
     pub authentication: &'a AuthenticationOptions,
     pub generic: &'a GenericOptions,
     pub authorizer: Arc<dyn Authorizer>,
+    /// Checks run after authentication succeeded, e.g. that the objects a
+    /// bound service account token names still exist.
+    pub credential_validator:
+        Option<Arc<dyn crate::authentication::bound_tokens::CredentialValidator>>,
 }
 
 /// Starts logging as configured by `RUST_LOG` (default `info`).
@@ -87,6 +91,9 @@ pub fn raise_open_files_limit() {
 pub async fn run(cfg: ServerConfig<'_>, api: Arc<ApiServer>) -> anyhow::Result<()> {
     raise_open_files_limit();
     let authn = cfg.authentication.build()?;
+    if let Some(v) = cfg.credential_validator {
+        authn.authenticator.set_validator(v);
+    }
     let cert = std::fs::read(&cfg.serving.tls_cert_file)
         .with_context(|| format!("reading {}", cfg.serving.tls_cert_file.display()))?;
     let key = std::fs::read(&cfg.serving.tls_private_key_file)

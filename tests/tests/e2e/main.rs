@@ -2,15 +2,19 @@
 //! through the aggregator by kubectl (as a subprocess), kube-rs and raw HTTPS.
 
 mod aggregator;
+mod allocation_repair;
 mod auth;
+mod bound_tokens;
 mod builtins;
 mod builtins_subresources;
 mod crd_conversion;
 mod crd_runtime;
 mod crds;
 mod errors;
+mod handler_openapi;
 mod harness;
 mod kubectl;
+mod multiversion;
 mod protobuf;
 mod resilience;
 mod rest;
