@@ -95,6 +95,7 @@ async fn sync(state: &State, missing: &mut BTreeMap<String, u32>) -> bool {
     let ctx = WriteContext {
         user: Some(crate::state::internal_user()),
         dry_run: false,
+        ..Default::default()
     };
     let mut created = false;
     for (g, v) in &want {

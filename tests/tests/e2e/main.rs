@@ -2,6 +2,7 @@
 //! through the aggregator by kubectl (as a subprocess), kube-rs and raw HTTPS.
 
 mod aggregator;
+mod apply;
 mod auth;
 mod builtins;
 mod builtins_subresources;
