@@ -223,12 +223,12 @@ pub fn apply(
         None => json!({}),
     };
     let mut merged = typed::merge(&base, &cfg, ty);
-    // The configuration's resourceVersion, if any, is a precondition.
-    if let Some(Value::Object(meta)) = merged.get_mut("metadata") {
-        match cfg.get("metadata").and_then(|m| m.get("resourceVersion")) {
-            Some(rv) => meta.insert("resourceVersion".into(), rv.clone()),
-            None => meta.remove("resourceVersion"),
-        };
+    // The configuration's resourceVersion, if any, is a precondition;
+    // otherwise the live one is kept, as a patch does.
+    if live.is_none() {
+        if let Some(Value::Object(meta)) = merged.get_mut("metadata") {
+            meta.remove("resourceVersion");
+        }
     }
 
     let applied = op.owned_part(&typed::to_field_set(&cfg, ty));

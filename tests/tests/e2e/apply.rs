@@ -318,7 +318,7 @@ async fn apply_from_kube_rs_and_to_custom_resources() {
     };
     let (ok, out, err) = c
         .kubectl_stdin(
-            &["apply", "--server-side", "-f", "-"],
+            &["apply", "--server-side", "--validate=false", "-f", "-"],
             Some(&widget(1, "  - name: a\n    port: 1\n")),
         )
         .await;
@@ -388,7 +388,14 @@ async fn apply_from_kube_rs_and_to_custom_resources() {
     // old value with force): a goes, b stays.
     let (ok, out, err) = c
         .kubectl_stdin(
-            &["apply", "--server-side", "--force-conflicts", "-f", "-"],
+            &[
+                "apply",
+                "--server-side",
+                "--force-conflicts",
+                "--validate=false",
+                "-f",
+                "-",
+            ],
             Some(&widget(1, "  - name: c\n    port: 3\n")),
         )
         .await;
