@@ -258,3 +258,30 @@ fn manager_names() {
     );
     assert_eq!(manager_or_user_agent(None, None), None);
 }
+
+#[test]
+fn apply_to_status_owns_only_status() {
+    let t = types();
+    let created = apply(&op(&t, ""), None, &cfg(1, json!({})), "mgr", false).expect("create");
+    let mut status_cfg = cfg(9, json!({}));
+    status_cfg["status"] = json!({"ready": true});
+    let out = apply(
+        &op(&t, "status"),
+        Some(&created),
+        &status_cfg,
+        "ctrl",
+        false,
+    )
+    .expect("status apply");
+    // The spec of a status apply is ignored, not a conflict.
+    assert_eq!(out["spec"]["replicas"], 1);
+    assert_eq!(out["status"]["ready"], true);
+    let entries = managed::decode(managed_of(&out)).expect("decode");
+    let e = entries
+        .iter()
+        .find(|e| e.manager == "ctrl")
+        .expect("ctrl entry");
+    assert_eq!(e.subresource, "status");
+    assert_eq!(e.operation, "Apply");
+    assert_eq!(e.set.to_fields_v1(), json!({"f:status": {"f:ready": {}}}));
+}
