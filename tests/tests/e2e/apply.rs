@@ -136,9 +136,11 @@ async fn kubectl_server_side_apply_of_a_deployment() {
         )
         .await;
     assert!(!ok, "conflicting apply succeeded: {out}");
+    // Upstream's text: kubectl scale writes /scale as manager "kubectl".
     assert!(
-        err.contains("Apply failed with 1 conflict: conflict with \"")
-            && err.contains(": .spec.replicas"),
+        err.contains(
+            "error: Apply failed with 1 conflict: conflict with \"kubectl\" with subresource \"scale\" using apps/v1: .spec.replicas"
+        ),
         "{err}"
     );
     assert!(err.contains("--force-conflicts"), "{err}");
