@@ -148,6 +148,73 @@ pub fn encode(entries: &[Entry]) -> Value {
     )
 }
 
+/// Upstream's cap on `Update` entries.
+pub const MAX_UPDATE_MANAGERS: usize = 10;
+
+/// The manager the oldest `Update` entries are merged into beyond the cap.
+pub const ANCIENT_CHANGES: &str = "ancient-changes";
+
+/// Keeps at most [`MAX_UPDATE_MANAGERS`] non-empty `Update` entries by
+/// merging the oldest ones, per apiVersion, into an `ancient-changes`
+/// entry (upstream's `capManagersManager`).
+pub fn cap_update_managers(entries: &mut Vec<Entry>) {
+    entries.retain(|e| !e.set.is_empty());
+    let mut updaters: Vec<usize> = (0..entries.len())
+        .filter(|&i| entries[i].operation == "Update")
+        .collect();
+    if updaters.len() <= MAX_UPDATE_MANAGERS {
+        return;
+    }
+    updaters.sort_by(|&a, &b| {
+        (
+            entries[a].time.as_deref().unwrap_or(""),
+            &entries[a].manager,
+        )
+            .cmp(&(
+                entries[b].time.as_deref().unwrap_or(""),
+                &entries[b].manager,
+            ))
+    });
+    let mut remaining = updaters.len();
+    let mut first_of_version: std::collections::HashMap<String, usize> = Default::default();
+    // An existing bucket of a version takes the merges of that version.
+    for &i in &updaters {
+        let e = &entries[i];
+        if e.manager == ANCIENT_CHANGES && e.subresource.is_empty() {
+            first_of_version.insert(e.api_version.clone(), i);
+        }
+    }
+    let mut removed = vec![false; entries.len()];
+    for &i in &updaters {
+        if first_of_version.get(&entries[i].api_version) == Some(&i) {
+            continue;
+        }
+        if remaining <= MAX_UPDATE_MANAGERS {
+            break;
+        }
+        let version = entries[i].api_version.clone();
+        let Some(&first) = first_of_version.get(&version) else {
+            first_of_version.insert(version, i);
+            continue;
+        };
+        // The first entry of this version becomes the bucket.
+        let bucket = &mut entries[first];
+        bucket.manager = ANCIENT_CHANGES.into();
+        bucket.subresource.clear();
+        let (set, time) = (entries[i].set.clone(), entries[i].time.clone());
+        let bucket = &mut entries[first];
+        bucket.set = bucket.set.union(&set);
+        bucket.time = time;
+        removed[i] = true;
+        remaining -= 1;
+    }
+    let mut idx = 0;
+    entries.retain(|_| {
+        idx += 1;
+        !removed[idx - 1]
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,5 +263,37 @@ mod tests {
         assert!(is_reset(Some(&json!([]))));
         assert!(is_reset(Some(&json!([{}]))));
         assert!(!is_reset(None));
+    }
+
+    #[test]
+    fn update_managers_are_capped() {
+        let mut entries: Vec<Entry> = (0..12)
+            .map(|i| {
+                let mut set = Set::new();
+                set.insert(&crate::fieldmanager::fieldpath::fields(&[
+                    "data",
+                    &format!("k{i}"),
+                ]));
+                Entry {
+                    manager: format!("m{i:02}"),
+                    operation: "Update".into(),
+                    api_version: "v1".into(),
+                    time: Some(format!("2024-01-01T00:00:{i:02}Z")),
+                    subresource: String::new(),
+                    set,
+                }
+            })
+            .collect();
+        cap_update_managers(&mut entries);
+        assert_eq!(entries.len(), 10);
+        let ancient = entries
+            .iter()
+            .find(|e| e.manager == ANCIENT_CHANGES)
+            .expect("bucket");
+        assert_eq!(ancient.set.paths().len(), 3);
+        assert_eq!(ancient.time.as_deref(), Some("2024-01-01T00:00:02Z"));
+        assert!(entries
+            .iter()
+            .all(|e| e.manager != "m00" && e.manager != "m01"));
     }
 }

@@ -109,7 +109,8 @@ fn without_managed_fields(v: &Value) -> Value {
     c
 }
 
-fn set_managed_fields(obj: &mut Value, entries: &[Entry]) {
+fn set_managed_fields(obj: &mut Value, entries: &mut Vec<Entry>) {
+    managed::cap_update_managers(entries);
     let encoded = managed::encode(entries);
     let empty = encoded.as_array().is_none_or(Vec::is_empty);
     if let Value::Object(m) = obj {
@@ -184,7 +185,7 @@ pub fn track_update(
             }),
         }
     }
-    set_managed_fields(new, &entries);
+    set_managed_fields(new, &mut entries);
 }
 
 /// Applies `config` as `manager` to `live` (`None`: the object does not
@@ -301,7 +302,7 @@ pub fn apply(
         subresource: op.subresource.to_string(),
         set: applied,
     });
-    set_managed_fields(&mut merged, &entries);
+    set_managed_fields(&mut merged, &mut entries);
     Ok(merged)
 }
 
