@@ -50,6 +50,7 @@ async fn sync(state: &State, discovery: &Discovery, missing: &mut BTreeMap<Strin
     let ctx = WriteContext {
         user: Some(crate::state::internal_user()),
         dry_run: false,
+        ..Default::default()
     };
     let mut created = false;
     for (g, v) in &want {

@@ -204,6 +204,7 @@ async fn pass(state: &State, avail: &Availability) {
             let ctx = WriteContext {
                 user: Some(internal_user()),
                 dry_run: false,
+                ..Default::default()
             };
             match state
                 .store

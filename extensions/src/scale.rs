@@ -160,6 +160,13 @@ async fn handle(
         } else {
             "UpdateOptions"
         })?,
+        field_manager: shared::fieldmanager::manager_or_user_agent(
+            query.get("fieldManager"),
+            req.headers()
+                .get(http::header::USER_AGENT)
+                .and_then(|v| v.to_str().ok()),
+        ),
+        applying: false,
     };
     let ct = req
         .headers()

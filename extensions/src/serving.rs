@@ -354,6 +354,9 @@ pub fn stores_for(crd_obj: &Value, storage: &EtcdStorage, prefix: &str) -> Vec<S
             let mut def = ResourceDef::new(&group, &version, &kind, &plural)
                 .singular(&singular)
                 .storage_path(&format!("{group}/{plural}"))
+                .with_field_types(Arc::new(shared::fieldmanager::typeinfo::StructuralTypes(
+                    schema.clone(),
+                )))
                 .strategy(strategy);
             if !namespaced {
                 def = def.cluster_scoped();

@@ -20,6 +20,7 @@ pub mod authorization;
 pub mod body;
 pub mod cel;
 pub mod endpoints;
+pub mod fieldmanager;
 pub mod filters;
 pub mod openapi;
 pub mod protobuf;

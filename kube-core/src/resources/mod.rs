@@ -100,6 +100,10 @@ pub fn build(
         let (g, v, k) = (def.group.clone(), def.version.clone(), def.kind.clone());
         def = def.with_unknown_fields(Arc::new(move |obj| checker.unknown_fields(&g, &v, &k, obj)));
         if let Some(root) = spec.schema_ref(&def.group, &def.version, &def.kind) {
+            def = def.with_field_types(Arc::new(shared::fieldmanager::typeinfo::OpenApiTypes {
+                root: root.clone(),
+                spec: spec.clone(),
+            }));
             let smp = spec.clone();
             def = def.with_strategic_merge(Arc::new(move |old, patch| {
                 shared::endpoints::handlers::strategic_merge::apply(

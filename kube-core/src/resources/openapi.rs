@@ -203,8 +203,30 @@ const LIST_KEYS: &[(&str, &str, &str, &str, &[&str])] = &[
     ("io.k8s.api.apps.v1.DeploymentSpec", "", "", "", &[]),
 ];
 
+/// Structs upstream marks `+structType=atomic` (`x-kubernetes-map-type:
+/// atomic`): server-side apply replaces them as a whole.
+const ATOMIC_STRUCTS: &[&str] = &[
+    "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector",
+    "io.k8s.api.core.v1.LocalObjectReference",
+    "io.k8s.api.core.v1.ObjectReference",
+    "io.k8s.api.core.v1.TypedLocalObjectReference",
+    "io.k8s.api.core.v1.SecretReference",
+    "io.k8s.api.core.v1.NodeSelector",
+    "io.k8s.api.core.v1.NodeSelectorTerm",
+    "io.k8s.api.core.v1.TopologySelectorTerm",
+    "io.k8s.api.core.v1.ConfigMapKeySelector",
+    "io.k8s.api.core.v1.SecretKeySelector",
+    "io.k8s.api.core.v1.ObjectFieldSelector",
+    "io.k8s.api.core.v1.ResourceFieldSelector",
+];
+
 /// Adds the list/map and patch metadata upstream's spec carries.
 fn annotate(components: &mut Map<String, Value>) {
+    for name in ATOMIC_STRUCTS {
+        if let Some(Value::Object(s)) = components.get_mut(*name) {
+            s.insert("x-kubernetes-map-type".into(), json!("atomic"));
+        }
+    }
     for (schema, prop, key, strategy, map_keys) in LIST_KEYS {
         if prop.is_empty() {
             continue;

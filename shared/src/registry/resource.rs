@@ -115,6 +115,10 @@ pub struct ResourceDef {
     /// Applies a strategic merge patch (original, patch) with the kind's
     /// merge keys; `None` applies it as a JSON merge patch.
     pub strategic_merge: Option<StrategicMerge>,
+    /// The kind's list and map types for server-side apply and
+    /// `managedFields`; `None` deduces them from the values (maps
+    /// granular, lists atomic).
+    pub field_types: Option<Arc<dyn crate::fieldmanager::typeinfo::TypeResolver>>,
     pub strategy: Arc<dyn Strategy>,
     /// Set when this is another version of a resource stored in a
     /// different one (see [`ResourceDef::served_as`]): discovery reports
@@ -213,6 +217,7 @@ impl ResourceDef {
             unknown_fields: None,
             custom_subresources: vec![],
             strategic_merge: None,
+            field_types: None,
             strategy: Arc::new(DefaultStrategy),
             conversion: None,
         }
@@ -263,6 +268,15 @@ impl ResourceDef {
     /// Sets how strategic merge patches are applied.
     pub fn with_strategic_merge(mut self, f: StrategicMerge) -> Self {
         self.strategic_merge = Some(f);
+        self
+    }
+
+    /// Sets the type information server-side apply merges with.
+    pub fn with_field_types(
+        mut self,
+        types: Arc<dyn crate::fieldmanager::typeinfo::TypeResolver>,
+    ) -> Self {
+        self.field_types = Some(types);
         self
     }
 

@@ -34,6 +34,12 @@ const MAX_GENERATED_NAME_PREFIX: usize = 58;
 pub struct WriteContext {
     pub user: Option<UserInfo>,
     pub dry_run: bool,
+    /// The manager `managedFields` records the write under (`fieldManager`
+    /// or the User-Agent's prefix); `None` records no entry.
+    pub field_manager: Option<String>,
+    /// The write is a server-side apply whose object already carries its
+    /// `managedFields` (see [`crate::fieldmanager::apply`]).
+    pub applying: bool,
 }
 
 pub use super::delete::{DeleteOptions, DeleteOutcome};
@@ -298,6 +304,14 @@ impl Store {
             }
         }
         self.def.strategy.prepare_for_create(&mut obj);
+        if !ctx.applying {
+            crate::fieldmanager::track_update(
+                &self.field_operation(None),
+                None,
+                &mut obj,
+                ctx.field_manager.as_deref(),
+            );
+        }
 
         let attempts = if generate { GENERATE_NAME_ATTEMPTS } else { 1 };
         for attempt in 0..attempts {
@@ -421,6 +435,14 @@ impl Store {
             self.reconcile_namespace(&mut new, namespace)?;
             self.set_type_meta(&mut new);
             self.prepare_update(&mut new, &old, subresource);
+            if !ctx.applying {
+                crate::fieldmanager::track_update(
+                    &self.field_operation(subresource),
+                    Some(&old),
+                    &mut new,
+                    ctx.field_manager.as_deref(),
+                );
+            }
 
             let mut errors = validate_object_meta_update(
                 new.get("metadata").unwrap_or(&Value::Null),
@@ -503,6 +525,22 @@ impl Store {
             }
         }
         Err(self.conflict(name))
+    }
+
+    /// What the field manager needs to know about a write to this kind.
+    pub fn field_operation(
+        &self,
+        subresource: Option<Subresource>,
+    ) -> crate::fieldmanager::Operation<'_> {
+        crate::fieldmanager::Operation {
+            types: match &self.def.field_types {
+                Some(t) => t.as_ref(),
+                None => &crate::fieldmanager::typeinfo::DeducedTypes,
+            },
+            api_version: self.def.api_version(),
+            subresource: subresource.map(Subresource::name).unwrap_or(""),
+            has_status: self.def.has_subresource(Subresource::Status),
+        }
     }
 
     /// Carries over what an update may not change and bumps `generation`.

@@ -3,6 +3,7 @@
 
 mod aggregator;
 mod allocation_repair;
+mod apply;
 mod auth;
 mod bound_tokens;
 mod builtins;

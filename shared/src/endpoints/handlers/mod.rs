@@ -4,6 +4,7 @@
 //! The handler owns the HTTP concerns (decoding bodies, query options,
 //! negotiation, response codes); the store owns the semantics.
 
+mod apply;
 mod create;
 mod delete;
 mod read;
@@ -334,17 +335,45 @@ pub struct RestRequest<'a> {
     pub info: &'a RequestInfo,
     pub query: Query,
     pub user: Option<UserInfo>,
+    /// The `User-Agent` header, whose prefix names the field manager of
+    /// writes without `fieldManager`.
+    pub user_agent: Option<String>,
 }
 
 impl RestRequest<'_> {
-    fn write_context(&self, options_kind: &str) -> Result<WriteContext, ApiError> {
+    pub(crate) fn write_context(&self, options_kind: &str) -> Result<WriteContext, ApiError> {
+        let dry_run = self.query.dry_run(options_kind)?;
+        let field_manager = self.query.get("fieldManager").unwrap_or("");
+        let mut errs = Vec::new();
+        if field_manager.len() > 128 {
+            errs.push(crate::registry::validation::FieldError::too_long(
+                "fieldManager",
+                field_manager,
+                128,
+            ));
+        }
+        if field_manager.chars().any(char::is_control) {
+            errs.push(crate::registry::validation::FieldError::invalid(
+                "fieldManager",
+                Value::String(field_manager.to_string()),
+                "invalid characters, only printable characters are allowed",
+            ));
+        }
+        if !errs.is_empty() {
+            return Err(ApiError::invalid("meta.k8s.io", options_kind, "", &errs));
+        }
         Ok(WriteContext {
             user: self.user.clone(),
-            dry_run: self.query.dry_run(options_kind)?,
+            dry_run,
+            field_manager: crate::fieldmanager::manager_or_user_agent(
+                Some(field_manager),
+                self.user_agent.as_deref(),
+            ),
+            applying: false,
         })
     }
 
-    fn subresource(&self) -> Option<Subresource> {
+    pub(crate) fn subresource(&self) -> Option<Subresource> {
         match self.info.subresource.as_str() {
             "status" => Some(Subresource::Status),
             "finalize" => Some(Subresource::Finalize),
@@ -395,11 +424,17 @@ async fn serve_custom(
 /// Serves one resource request against its store.
 pub async fn serve(store: &Store, info: &RequestInfo, req: Request) -> Response {
     let user = req.extensions().get::<UserInfo>().cloned();
+    let user_agent = req
+        .headers()
+        .get(http::header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
     let rest = RestRequest {
         store,
         info,
         query: Query::from_uri(req.uri()),
         user,
+        user_agent,
     };
     let errors = error_format(
         req.headers()

@@ -49,13 +49,24 @@ pub async fn patch(
     neg: &Negotiated,
 ) -> Result<Response, ApiError> {
     rest.query.field_validation()?;
-    let ctx = rest.write_context("PatchOptions")?;
     let ct = req
         .headers()
         .get(http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
     let format = body_format(ct.as_deref())?;
+    if format == BodyFormat::ApplyPatch {
+        let bytes = read_body(req).await?;
+        return super::apply::apply(rest, namespace, &bytes, neg).await;
+    }
+    if rest.query.get("force").is_some() {
+        let err = crate::registry::validation::FieldError::forbidden(
+            "force",
+            "may not be specified for non-apply patch",
+        );
+        return Err(ApiError::invalid("meta.k8s.io", "PatchOptions", "", &[err]));
+    }
+    let ctx = rest.write_context("PatchOptions")?;
     let bytes = read_body(req).await?;
     let patch_doc = decode_json(&bytes)?;
     let warnings = if matches!(
@@ -114,17 +125,7 @@ pub async fn patch(
                 Ok(doc)
             })
         }
-        BodyFormat::ApplyPatch => {
-            return Err(ApiError::unsupported_media_type(
-                ct.as_deref().unwrap_or(""),
-                &[
-                    "application/json-patch+json",
-                    "application/merge-patch+json",
-                    "application/strategic-merge-patch+json",
-                ],
-            ))
-        }
-        BodyFormat::Json | BodyFormat::Yaml | BodyFormat::Protobuf => {
+        BodyFormat::ApplyPatch | BodyFormat::Json | BodyFormat::Yaml | BodyFormat::Protobuf => {
             return Err(ApiError::unsupported_media_type(
                 ct.as_deref().unwrap_or(""),
                 &[
