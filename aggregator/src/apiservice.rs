@@ -17,6 +17,27 @@ pub const GROUP: &str = "apiregistration.k8s.io";
 pub const AUTOMANAGED_LABEL: &str = "kube-aggregator.kubernetes.io/automanaged";
 
 /// The APIService declaration.
+/// The OpenAPI document of the APIService kind, from the k8s-openapi type's
+/// schema (upstream's field docs), so `kubectl explain apiservice` works and
+/// `kubectl apply` of an APIService manifest finds server-side field
+/// validation.
+pub fn openapi_document() -> std::sync::Arc<shared::openapi::OpenApi> {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta_v1;
+    use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
+    use schemars::JsonSchema;
+    let mut gen = schemars::generate::SchemaSettings::openapi3().into_generator();
+    gen.subschema_for::<APIService>();
+    gen.subschema_for::<meta_v1::Status>();
+    gen.subschema_for::<meta_v1::ListMeta>();
+    gen.subschema_for::<meta_v1::Patch>();
+    let components = gen.take_definitions(true);
+    let kinds = [shared::openapi::KindSchema {
+        def: definition(),
+        schema: APIService::schema_name().into_owned(),
+    }];
+    std::sync::Arc::new(shared::openapi::OpenApi::build(&kinds, components))
+}
+
 pub fn definition() -> ResourceDef {
     ResourceDef::new(GROUP, "v1", "APIService", "apiservices")
         .cluster_scoped()

@@ -135,13 +135,16 @@ async fn main() -> anyhow::Result<()> {
     let address = shared::server::listen_address(&opts.serving, DEFAULT_PORT).to_string();
     let openapi_v2 = openapi_v2::OpenApiV2::new(state.clone(), availability.clone());
     tokio::spawn(openapi_v2.clone().run());
+    let own_openapi = apiservice::openapi_document();
     let router = Arc::new(routing::Router {
         state,
         availability,
         discovery,
         openapi_v2,
+        own_openapi: own_openapi.clone(),
     });
     let mut api = ApiServer::new(groups, Some(delegate), address).with_interceptor(router);
+    api.set_openapi(own_openapi);
     api.readyz
         .add("etcd", shared::server::healthz::etcd_check(storage.clone()));
     api.readyz.add(

@@ -32,6 +32,8 @@ pub struct Router {
     pub discovery: Arc<Discovery>,
     /// Merged `/openapi/v2`, served from memory.
     pub openapi_v2: Arc<crate::openapi_v2::OpenApiV2>,
+    /// The OpenAPI v3 document of the aggregator's own group.
+    pub own_openapi: Arc<shared::openapi::OpenApi>,
 }
 
 impl Interceptor for Router {
@@ -72,7 +74,8 @@ impl Interceptor for Router {
             }
             ["openapi", "v3"] if req.method() == http::Method::GET => {
                 let state = self.state.clone();
-                Ok(async move { openapi_v3_root(&state, req).await }.boxed())
+                let own = self.own_openapi.clone();
+                Ok(async move { openapi_v3_root(&state, &own, req).await }.boxed())
             }
             ["openapi", "v3", "apis", g, v] => {
                 let name = format!("{v}.{g}");
@@ -148,7 +151,7 @@ async fn proxy(
 /// APIService pointing at `/openapi/v3/apis/<g>/<v>`, which is proxied to
 /// the server owning it (upstream's v3 aggregation: no merging). When the
 /// tiers behind serve no OpenAPI v3, their answer is passed on as is.
-async fn openapi_v3_root(state: &State, req: Request) -> Response {
+async fn openapi_v3_root(state: &State, own: &shared::openapi::OpenApi, req: Request) -> Response {
     let user = req.extensions().get::<UserInfo>().cloned();
     let mut root = match crate::state::get_json(&state.delegate, "/openapi/v3", user.as_ref()).await
     {
@@ -156,6 +159,14 @@ async fn openapi_v3_root(state: &State, req: Request) -> Response {
         _ => return state.delegate.forward(req, user.as_ref()).await,
     };
     let services = state.services();
+    if let (Some(paths), Some(Value::Object(mine))) = (
+        root.get_mut("paths").and_then(Value::as_object_mut),
+        own.v3_root().get("paths"),
+    ) {
+        for (k, v) in mine {
+            paths.insert(k.clone(), v.clone());
+        }
+    }
     if let Some(paths) = root.get_mut("paths").and_then(Value::as_object_mut) {
         for obj in services.values().filter(|o| ServiceRef::of(o).is_some()) {
             let group = obj

@@ -80,7 +80,7 @@ async fn main() -> anyhow::Result<()> {
             })
         }),
     );
-    let openapi = Arc::new(openapi::OpenApi::default());
+    let openapi = Arc::new(openapi::OpenApi::with_own(openapi::own_document()));
     let published = openapi.clone();
     api.add_non_resource(
         "/openapi/v3",

@@ -23,9 +23,33 @@ const API_VERSION_DOC: &str = "APIVersion defines the versioned schema of this r
 const KIND_DOC: &str = "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds";
 const METADATA_DOC: &str = "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
 
+/// The OpenAPI document of the CustomResourceDefinition kind itself, from
+/// the k8s-openapi type's schema (its field docs are upstream's), so that
+/// `kubectl explain crd` works and `kubectl apply -f crd.yaml` finds the
+/// server-side `fieldValidation` it relies on.
+pub fn own_document() -> Arc<shared::openapi::OpenApi> {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta_v1;
+    use schemars::JsonSchema;
+    let mut gen = schemars::generate::SchemaSettings::openapi3().into_generator();
+    gen.subschema_for::<CustomResourceDefinition>();
+    gen.subschema_for::<meta_v1::Status>();
+    gen.subschema_for::<meta_v1::ListMeta>();
+    gen.subschema_for::<meta_v1::Patch>();
+    let components = gen.take_definitions(true);
+    let kinds = [shared::openapi::KindSchema {
+        def: crd::definition(),
+        schema: CustomResourceDefinition::schema_name().into_owned(),
+    }];
+    Arc::new(shared::openapi::OpenApi::build(&kinds, components))
+}
+
 /// The published documents of the Established CRDs.
 #[derive(Default)]
 pub struct OpenApi {
+    /// The document of this tier's own kind (`apiextensions.k8s.io/v1`
+    /// CustomResourceDefinition), built once at start.
+    own: Option<Arc<shared::openapi::OpenApi>>,
     crds: RwLock<Arc<Vec<Value>>>,
     /// (group, version) → (content key, document bytes).
     cache: Mutex<HashMap<(String, String), (u64, Arc<Vec<u8>>)>>,
@@ -77,6 +101,15 @@ impl OpenApi {
         (out, h.finish())
     }
 
+    /// The published documents, with `own` (this tier's own kinds) beside
+    /// the CRDs'.
+    pub fn with_own(own: Arc<shared::openapi::OpenApi>) -> Self {
+        OpenApi {
+            own: Some(own),
+            ..Default::default()
+        }
+    }
+
     /// `/openapi/v3`.
     fn index(&self) -> Value {
         let crds = self.crds();
@@ -92,13 +125,20 @@ impl OpenApi {
             let (_, key) = Self::members(&crds, &g, &v);
             gvs.insert(format!("apis/{g}/{v}"), key);
         }
-        let paths: Map<String, Value> = gvs
+        let mut paths: Map<String, Value> = gvs
             .into_iter()
             .map(|(p, key)| {
                 let url = format!("/openapi/v3/{p}?hash={key:016X}");
                 (p, json!({"serverRelativeURL": url}))
             })
             .collect();
+        if let Some(own) = &self.own {
+            if let Some(Value::Object(theirs)) = own.v3_root().get("paths") {
+                for (k, v) in theirs {
+                    paths.insert(k.clone(), v.clone());
+                }
+            }
+        }
         json!({"paths": paths})
     }
 
@@ -133,6 +173,15 @@ impl OpenApi {
         if rest.is_empty() {
             return json_response(200, &self.index(), false);
         }
+        if let Some(own) = &self.own {
+            let inm = req
+                .headers()
+                .get(http::header::IF_NONE_MATCH)
+                .and_then(|v| v.to_str().ok());
+            if let Some(resp) = own.serve(&path, req.uri().query(), inm) {
+                return resp;
+            }
+        }
         let parts: Vec<&str> = rest.split('/').collect();
         let doc = match parts.as_slice() {
             ["apis", g, v] => self.document(g, v),
@@ -151,13 +200,98 @@ impl OpenApi {
 
 /// A GET operation on a path, with the GVK kubectl explain looks for.
 fn get_operation(action: &str, kind: &str, group: &str, version: &str, schema_ref: &str) -> Value {
-    json!({"get": {
+    json!({"get": operation(action, "get", kind, group, version, schema_ref, &[])})
+}
+
+/// One operation of a path. `query` names the query parameters it takes.
+fn operation(
+    action: &str,
+    verb: &str,
+    kind: &str,
+    group: &str,
+    version: &str,
+    schema_ref: &str,
+    query: &[&str],
+) -> Value {
+    let parameters: Vec<Value> = query
+        .iter()
+        .map(|name| {
+            let schema = if *name == "force" {
+                json!({"type": "boolean", "uniqueItems": true})
+            } else {
+                json!({"type": "string", "uniqueItems": true})
+            };
+            json!({"name": name, "in": "query", "schema": schema})
+        })
+        .collect();
+    json!({
         "description": format!("{action} {kind}"),
-        "operationId": format!("{action}{kind}"),
+        "operationId": format!("{verb}{kind}"),
+        "parameters": parameters,
         "responses": {"200": {"description": "OK", "content": {"application/json": {"schema": {"$ref": schema_ref}}}}},
         "x-kubernetes-action": action,
         "x-kubernetes-group-version-kind": {"group": group, "kind": kind, "version": version},
-    }})
+    })
+}
+
+/// The operations on a collection path: list and, when `writable`, create.
+fn collection_operations(
+    kind: &str,
+    group: &str,
+    version: &str,
+    list_ref: &str,
+    item_ref: &str,
+    writable: bool,
+) -> Value {
+    let mut ops = get_operation("list", kind, group, version, list_ref);
+    if writable {
+        ops["post"] = operation(
+            "post",
+            "create",
+            kind,
+            group,
+            version,
+            item_ref,
+            &["dryRun", "fieldManager", "fieldValidation"],
+        );
+        ops["post"]["requestBody"] = json!({"content": {"application/json": {"schema": {"$ref": item_ref}}}, "required": true});
+    }
+    ops
+}
+
+/// The operations on an object path: get, replace, patch and delete. The
+/// `fieldValidation` parameter of PATCH is what tells kubectl the server
+/// validates fields itself (it then skips downloading OpenAPI v2).
+fn item_operations(kind: &str, group: &str, version: &str, item_ref: &str) -> Value {
+    let write = ["dryRun", "fieldManager", "fieldValidation"];
+    let mut ops = get_operation("get", kind, group, version, item_ref);
+    ops["put"] = operation("put", "replace", kind, group, version, item_ref, &write);
+    ops["put"]["requestBody"] =
+        json!({"content": {"application/json": {"schema": {"$ref": item_ref}}}, "required": true});
+    ops["patch"] = operation(
+        "patch",
+        "patch",
+        kind,
+        group,
+        version,
+        item_ref,
+        &["dryRun", "fieldManager", "fieldValidation", "force"],
+    );
+    ops["patch"]["requestBody"] = json!({"content": {
+        "application/json-patch+json": {"schema": {"type": "object"}},
+        "application/merge-patch+json": {"schema": {"type": "object"}},
+        "application/apply-patch+yaml": {"schema": {"type": "object"}}
+    }, "required": true});
+    ops["delete"] = operation(
+        "delete",
+        "delete",
+        kind,
+        group,
+        version,
+        item_ref,
+        &["dryRun"],
+    );
+    ops
 }
 
 fn build_document(crds: &[Value], group: &str, version: &str) -> Value {
@@ -223,17 +357,17 @@ fn build_document(crds: &[Value], group: &str, version: &str) -> Value {
         } else {
             paths.insert(
                 format!("{base}/{plural}"),
-                get_operation("list", &kind, group, version, &list_ref),
+                collection_operations(&kind, group, version, &list_ref, &item_ref, false),
             );
             format!("{base}/namespaces/{{namespace}}")
         };
         paths.insert(
             format!("{scoped}/{plural}"),
-            get_operation("list", &kind, group, version, &list_ref),
+            collection_operations(&kind, group, version, &list_ref, &item_ref, true),
         );
         paths.insert(
             format!("{scoped}/{plural}/{{name}}"),
-            get_operation("get", &kind, group, version, &item_ref),
+            item_operations(&kind, group, version, &item_ref),
         );
         schemas.insert(
             format!("{prefix}.{list_kind}"),

@@ -231,3 +231,82 @@ async fn tightened_schemas_ratchet_unchanged_values() {
         "{st}"
     );
 }
+
+/// `kubectl apply` with its default `--validate=strict` works for a CRD, its
+/// custom resources and an APIService: each tier publishes OpenAPI v3 with
+/// the `fieldValidation` parameter kubectl looks for, so kubectl leaves
+/// validation to the server (it would otherwise download `/openapi/v2` in
+/// protobuf). Unknown fields are then refused by the server, as upstream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_apply_with_default_validation_for_crds_crs_and_apiservices() {
+    let c = TestCluster::start().await;
+    let crd = r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.validate.example.com
+spec:
+  group: validate.example.com
+  scope: Namespaced
+  names: {plural: gadgets, singular: gadget, kind: Gadget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer}
+"#;
+    let (ok, out, err) = c.kubectl_stdin(&["apply", "-f", "-"], Some(crd)).await;
+    assert!(ok, "applying a CRD with default validation: {out}\n{err}");
+    assert!(out.contains("created"), "{out}");
+    assert!(
+        eventually(Duration::from_secs(20), || async {
+            c.kubectl(&["get", "gadgets", "-n", "default"]).await.0
+        })
+        .await,
+        "the CRD is served"
+    );
+    let gadget = "apiVersion: validate.example.com/v1\nkind: Gadget\nmetadata: {name: g1, namespace: default}\nspec: {size: 3}\n";
+    let mut applied = false;
+    for _ in 0..20 {
+        let (ok, _, _) = c.kubectl_stdin(&["apply", "-f", "-"], Some(gadget)).await;
+        if ok {
+            applied = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    assert!(
+        applied,
+        "applying a custom resource with default validation"
+    );
+    let (ok, out, err) = c
+        .kubectl_stdin(&["apply", "--server-side", "-f", "-"], Some(gadget))
+        .await;
+    assert!(ok, "server-side apply of a custom resource: {out}\n{err}");
+
+    let unknown = "apiVersion: validate.example.com/v1\nkind: Gadget\nmetadata: {name: g2, namespace: default}\nspec: {size: 3, colour: red}\n";
+    let (ok, _, err) = c.kubectl_stdin(&["apply", "-f", "-"], Some(unknown)).await;
+    assert!(!ok, "an unknown field is refused under strict validation");
+    assert!(err.contains(r#"unknown field "spec.colour""#), "{err}");
+
+    let out = c.kubectl_ok(&["explain", "crd.spec.names"]).await;
+    assert!(out.contains("plural"), "{out}");
+    let out = c.kubectl_ok(&["explain", "apiservice.spec"]).await;
+    assert!(out.contains("groupPriorityMinimum"), "{out}");
+
+    let apiservice = "apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata: {name: v1alpha1.validate.example.org}\nspec: {group: validate.example.org, version: v1alpha1, groupPriorityMinimum: 100, versionPriority: 10, insecureSkipTLSVerify: true, service: {namespace: default, name: nowhere, port: 443}}\n";
+    let (ok, out, err) = c
+        .kubectl_stdin(&["apply", "-f", "-"], Some(apiservice))
+        .await;
+    assert!(
+        ok,
+        "applying an APIService with default validation: {out}\n{err}"
+    );
+}
