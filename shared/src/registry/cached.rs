@@ -212,7 +212,11 @@ impl Store {
         let rv = opts.resource_version.as_deref().unwrap_or("");
         let fresh = match (rv, opts.resource_version_match.as_deref()) {
             ("0", _) => true,
-            ("", _) => cache.wait_fresh(FRESHNESS_WAIT).await,
+            ("", _) => {
+                cache
+                    .wait_fresh(&self.list_prefix(namespace), FRESHNESS_WAIT)
+                    .await
+            }
             (_, Some("Exact")) => false,
             (n, _) => match n.parse::<i64>() {
                 Ok(n) => cache.wait_for_revision(n, Duration::from_secs(3)).await,

@@ -261,22 +261,30 @@ impl WatchCache {
         Err(StorageError::Unavailable("etcd watch ended".into()))
     }
 
-    /// Waits until the cache reflects etcd's current state, for a consistent
-    /// read; false if it cannot tell within `wait` (read from etcd then).
-    pub async fn wait_fresh(&self, wait: Duration) -> bool {
+    /// Waits until the cache reflects etcd's current state under `prefix`
+    /// (the cache's own prefix, or a namespace's within it), for a
+    /// consistent read; false if it cannot tell within `wait` (read from
+    /// etcd then). The proof is one etcd range over `prefix` only: no key
+    /// changed after the cache's revision, and as many keys as the cache
+    /// holds there, so a namespaced LIST costs its namespace, not the
+    /// whole resource.
+    pub async fn wait_fresh(&self, prefix: &str, wait: Duration) -> bool {
         let deadline = tokio::time::Instant::now() + wait;
+        let prefix = if prefix.starts_with(&self.prefix) {
+            prefix
+        } else {
+            &self.prefix
+        };
         loop {
             if !self.is_ready() {
                 return false;
             }
             let rev = self.state.revision();
-            match self.storage.changes_since(&self.prefix, rev).await {
-                Ok((changed, count))
-                    if changed == 0
-                        && count as usize == self.state.len()
-                        && self.state.revision() == rev =>
-                {
-                    return true
+            match self.storage.changes_since(prefix, rev).await {
+                Ok((changed, count)) if changed == 0 => {
+                    if self.state.count_at(prefix, rev) == Some(count as usize) {
+                        return true;
+                    }
                 }
                 Ok(_) => {}
                 Err(_) => return false,

@@ -77,6 +77,14 @@ impl CacheState {
         self.read().objects.len()
     }
 
+    /// How many objects lie under `prefix`, if the cache is ready and still
+    /// at `revision`.
+    pub fn count_at(&self, prefix: &str, revision: i64) -> Option<usize> {
+        let inner = self.read();
+        (inner.ready && inner.revision == revision)
+            .then(|| Self::range(&inner, prefix, None).count())
+    }
+
     /// Whether no object is cached.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -309,5 +317,19 @@ mod tests {
         assert_eq!(s.bytes(), b.size());
         assert!(s.apply(WatchEventKind::Deleted, obj("/r/a", 3)));
         assert_eq!(s.bytes(), 0);
+    }
+
+    #[test]
+    fn counts_under_a_prefix_only_at_the_current_revision() {
+        let s = CacheState::new(10, usize::MAX);
+        assert_eq!(s.count_at("/r/", 0), None, "not ready");
+        s.load(
+            vec![obj("/r/a/x", 1), obj("/r/a/y", 2), obj("/r/b/z", 3)],
+            7,
+        );
+        assert_eq!(s.count_at("/r/a/", 7), Some(2));
+        assert_eq!(s.count_at("/r/", 7), Some(3));
+        assert_eq!(s.count_at("/r/c/", 7), Some(0));
+        assert_eq!(s.count_at("/r/a/", 6), None, "the cache moved on");
     }
 }
