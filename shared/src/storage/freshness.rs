@@ -16,9 +16,12 @@ impl EtcdStorage {
     ) -> Result<(i64, i64), StorageError> {
         let prefix = normalize_prefix(prefix);
         let end = prefix_range_end(prefix.as_bytes());
+        // Not `count_only`: etcd applies the mod-revision filter to the
+        // returned keys only, so a filtered count is the unfiltered total.
+        // The keys (without values) of what changed are few or none.
         let changed = GetOptions::new()
             .with_range(end.clone())
-            .with_count_only()
+            .with_keys_only()
             .with_min_mod_revision(revision + 1);
         let all = GetOptions::new().with_range(end).with_count_only();
         let txn = Txn::new().and_then([
@@ -30,16 +33,16 @@ impl EtcdStorage {
                 client.kv_client().txn(txn).await
             })
             .await?;
-        let counts: Vec<i64> = resp
+        let counts: Vec<(i64, i64)> = resp
             .op_responses()
             .into_iter()
             .filter_map(|r| match r {
-                TxnOpResponse::Get(g) => Some(g.count()),
+                TxnOpResponse::Get(g) => Some((g.kvs().len() as i64, g.count())),
                 _ => None,
             })
             .collect();
         match counts.as_slice() {
-            [changed, all] => Ok((*changed, *all)),
+            [(changed, _), (_, all)] => Ok((*changed, *all)),
             _ => Err(StorageError::Internal(
                 "unexpected etcd transaction response".into(),
             )),
