@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 
 use crate::schema::Schema;
 
-const REF_PREFIX: &str = "#/components/schemas/";
+use crate::openapi::unknown::resolve;
 
 /// How a list is merged.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -94,26 +94,6 @@ impl TypeResolver for DeducedTypes {
     fn root(&self) -> Ty<'_> {
         Ty::Deduced
     }
-}
-
-fn resolve<'a>(mut cur: &'a Value, components: &'a Map<String, Value>) -> &'a Value {
-    for _ in 0..16 {
-        let r = cur.get("$ref").and_then(Value::as_str).or_else(|| {
-            cur.get("allOf")
-                .and_then(Value::as_array)
-                .filter(|a| a.len() == 1)
-                .and_then(|a| a[0].get("$ref"))
-                .and_then(Value::as_str)
-        });
-        match r
-            .and_then(|r| r.strip_prefix(REF_PREFIX))
-            .and_then(|n| components.get(n))
-        {
-            Some(next) => cur = next,
-            None => return cur,
-        }
-    }
-    cur
 }
 
 fn ext<'a>(schema: &'a Value, resolved: &'a Value, name: &str) -> Option<&'a Value> {

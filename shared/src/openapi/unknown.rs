@@ -6,8 +6,11 @@ use serde_json::{Map, Value};
 
 const REF_PREFIX: &str = "#/components/schemas/";
 
-/// Resolves `$ref` (directly or through a one-element `allOf`).
-fn resolve<'a>(schema: &'a Value, components: &'a Map<String, Value>) -> &'a Value {
+/// Resolves `$ref` (directly or through a one-element `allOf`) against the
+/// document's `components.schemas`, at most 16 levels deep; the schema
+/// itself when it names no known component. Shared by unknown-field
+/// detection, strategic merge and server-side apply.
+pub fn resolve<'a>(schema: &'a Value, components: &'a Map<String, Value>) -> &'a Value {
     let mut cur = schema;
     for _ in 0..16 {
         let r = cur.get("$ref").and_then(Value::as_str).or_else(|| {

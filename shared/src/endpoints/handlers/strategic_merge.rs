@@ -11,8 +11,6 @@
 
 use serde_json::{Map, Value};
 
-const REF_PREFIX: &str = "#/components/schemas/";
-
 /// Where schemas are looked up.
 pub struct Schemas<'a> {
     pub components: &'a Map<String, Value>,
@@ -20,24 +18,7 @@ pub struct Schemas<'a> {
 
 impl<'a> Schemas<'a> {
     fn resolve(&self, schema: Option<&'a Value>) -> Option<&'a Value> {
-        let mut cur = schema?;
-        for _ in 0..16 {
-            let r = cur.get("$ref").and_then(Value::as_str).or_else(|| {
-                cur.get("allOf")
-                    .and_then(Value::as_array)
-                    .filter(|a| a.len() == 1)
-                    .and_then(|a| a[0].get("$ref"))
-                    .and_then(Value::as_str)
-            });
-            match r
-                .and_then(|r| r.strip_prefix(REF_PREFIX))
-                .and_then(|n| self.components.get(n))
-            {
-                Some(next) => cur = next,
-                None => return Some(cur),
-            }
-        }
-        Some(cur)
+        schema.map(|s| crate::openapi::unknown::resolve(s, self.components))
     }
 
     /// The (unresolved) schema of property `name` of the map schema.
