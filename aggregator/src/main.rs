@@ -5,6 +5,7 @@
 //! (front-proxy certificate and `X-Remote-*` headers).
 
 mod apiservice;
+mod authorizer;
 mod autoregister;
 mod availability;
 mod discovery;
@@ -20,7 +21,6 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Parser;
 use shared::admission::AdmissionChain;
-use shared::authorization::AlwaysAllow;
 use shared::endpoints::discovery::GroupSet;
 use shared::proxy::Delegate;
 use shared::registry::store::Store;
@@ -136,6 +136,12 @@ async fn main() -> anyhow::Result<()> {
     let openapi_v2 = openapi_v2::OpenApiV2::new(state.clone(), availability.clone());
     tokio::spawn(openapi_v2.clone().run());
     let own_openapi = apiservice::openapi_document();
+    let authorizer = Arc::new(authorizer::FrontDoorAuthorizer {
+        state: state.clone(),
+        delegated: shared::authorization::delegating::DelegatingAuthorizer::new(Arc::new(
+            authorizer::KubeCoreReviews(delegate.clone()),
+        )),
+    });
     let router = Arc::new(routing::Router {
         state,
         availability,
@@ -167,7 +173,9 @@ async fn main() -> anyhow::Result<()> {
             default_port: DEFAULT_PORT,
             authentication: &opts.authentication,
             generic: &opts.generic,
-            authorizer: Arc::new(AlwaysAllow),
+            authorizer,
+            trust_front_proxy_authorization: false,
+            token_reviewer: None,
             credential_validator: Some(Arc::new(
                 shared::authentication::bound_tokens::BoundTokenValidator::new(
                     storage.clone(),

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use clap::Parser;
 use shared::admission::AdmissionChain;
-use shared::authorization::AlwaysAllow;
+use shared::authorization::{AlwaysAllowPaths, PrivilegedGroups, UnionAuthorizer};
 use shared::endpoints::discovery::GroupSet;
 use shared::registry::store::Store;
 use shared::server::handler::ApiServer;
@@ -96,13 +96,32 @@ async fn main() -> anyhow::Result<()> {
             default_port: DEFAULT_PORT,
             authentication: &opts.authentication,
             generic: &opts.generic,
-            authorizer: Arc::new(AlwaysAllow),
+            // kube-core, in front, authorized what it forwards; direct
+            // clients must be cluster admins (health probes excepted).
+            authorizer: Arc::new(UnionAuthorizer(vec![
+                Arc::new(PrivilegedGroups),
+                Arc::new(AlwaysAllowPaths(
+                    [
+                        "/healthz",
+                        "/healthz/*",
+                        "/livez",
+                        "/livez/*",
+                        "/readyz",
+                        "/readyz/*",
+                        "/version",
+                    ]
+                    .map(String::from)
+                    .to_vec(),
+                )),
+            ])),
             credential_validator: Some(Arc::new(
                 shared::authentication::bound_tokens::BoundTokenValidator::new(
                     storage.clone(),
                     &prefix,
                 ),
             )),
+            trust_front_proxy_authorization: true,
+            token_reviewer: None,
         },
         api,
     )

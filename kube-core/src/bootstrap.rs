@@ -129,99 +129,9 @@ pub async fn ensure_authentication_configmap(
     }
 }
 
-/// The bootstrap RBAC objects aggregated API servers are bound to: the Role
-/// `kube-system/extension-apiserver-authentication-reader` (read the trust
-/// ConfigMap) and the ClusterRole `system:auth-delegator` (create
-/// TokenReviews and SubjectAccessReviews), as upstream's bootstrap policy.
-pub fn delegation_rbac_objects() -> Vec<(&'static str, serde_json::Value)> {
-    let meta = |name: &str, ns: Option<&str>| {
-        let mut m = json!({
-            "name": name,
-            "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"},
-            "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"},
-        });
-        if let Some(ns) = ns {
-            m["namespace"] = json!(ns);
-        }
-        m
-    };
-    vec![
-        (
-            "roles",
-            json!({
-                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-                "metadata": meta("extension-apiserver-authentication-reader", Some("kube-system")),
-                "rules": [{"apiGroups": [""], "resources": ["configmaps"],
-                    "resourceNames": [AUTHENTICATION_CONFIGMAP], "verbs": ["get", "list", "watch"]}],
-            }),
-        ),
-        (
-            "clusterroles",
-            json!({
-                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-                "metadata": meta("system:auth-delegator", None),
-                "rules": [
-                    {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
-                    {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"]},
-                ],
-            }),
-        ),
-    ]
-}
-
-/// Creates [`delegation_rbac_objects`] once RBAC is served by this tier
-/// (nothing happens while `rbac.authorization.k8s.io` is not registered).
-pub async fn ensure_delegation_rbac(groups: Arc<GroupSet>) {
-    let ctx = WriteContext::default();
-    for (resource, obj) in delegation_rbac_objects() {
-        let Some(store) = groups
-            .lookup("rbac.authorization.k8s.io", "v1", resource)
-            .cloned()
-        else {
-            continue;
-        };
-        let ns = obj
-            .pointer("/metadata/namespace")
-            .and_then(serde_json::Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        loop {
-            match store.create(&ns, obj.clone(), &ctx).await {
-                Ok(_) => break,
-                Err(e) if e.code == 409 => break,
-                Err(e) => {
-                    tracing::debug!(error = %e, "bootstrap RBAC not written yet; retrying");
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                }
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn delegation_roles_grant_what_aggregated_servers_need() {
-        let objs = delegation_rbac_objects();
-        let reader = &objs[0].1;
-        assert_eq!(
-            reader["metadata"]["name"],
-            "extension-apiserver-authentication-reader"
-        );
-        assert_eq!(reader["metadata"]["namespace"], "kube-system");
-        assert_eq!(
-            reader["rules"][0]["resourceNames"][0],
-            AUTHENTICATION_CONFIGMAP
-        );
-        let delegator = &objs[1].1;
-        assert_eq!(delegator["metadata"]["name"], "system:auth-delegator");
-        assert_eq!(
-            delegator["rules"][1]["resources"][0],
-            "subjectaccessreviews"
-        );
-    }
 
     #[test]
     fn configmap_data_lists_headers_as_json_arrays() {

@@ -5,6 +5,7 @@ mod admission;
 mod allocators;
 mod bootstrap;
 mod controllers;
+mod rbac;
 mod resources;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,7 +13,8 @@ use std::sync::Arc;
 
 use clap::Parser;
 use shared::admission::AdmissionChain;
-use shared::authorization::AlwaysAllow;
+use shared::authorization::rbac::RbacAuthorizer;
+use shared::authorization::{AlwaysAllow, Authorizer, PrivilegedGroups, UnionAuthorizer};
 use shared::proxy::Delegate;
 use shared::server::handler::ApiServer;
 use shared::server::options::{
@@ -57,6 +59,35 @@ struct Options {
     /// runs them every 3 minutes; not an upstream flag). 0 disables them.
     #[arg(long, default_value = "3m", value_parser = shared::server::options::parse_duration)]
     service_allocation_repair_interval: std::time::Duration,
+    /// Ordered list of authorizers: `RBAC`, `AlwaysAllow`, `AlwaysDeny`
+    /// (members of `system:masters` are always allowed first, as upstream).
+    #[arg(long, value_delimiter = ',', default_value = "RBAC")]
+    authorization_mode: Vec<String>,
+}
+
+/// The authorizer of `--authorization-mode`, and the RBAC authorizer when
+/// RBAC is one of the modes.
+fn build_authorizer(
+    modes: &[String],
+) -> anyhow::Result<(Arc<dyn Authorizer>, Option<Arc<RbacAuthorizer>>)> {
+    let mut chain: Vec<Arc<dyn Authorizer>> = vec![Arc::new(PrivilegedGroups)];
+    let mut rbac = None;
+    for mode in modes {
+        match mode.trim() {
+            "RBAC" => {
+                let r = Arc::new(RbacAuthorizer::new());
+                chain.push(r.clone());
+                rbac = Some(r);
+            }
+            "AlwaysAllow" => chain.push(Arc::new(AlwaysAllow)),
+            // Denies by having no opinion: nothing after it is asked.
+            "AlwaysDeny" => break,
+            other => anyhow::bail!(
+                "--authorization-mode: unsupported mode {other:?} (supported: RBAC, AlwaysAllow, AlwaysDeny)"
+            ),
+        }
+    }
+    Ok((Arc::new(UnionAuthorizer(chain)), rbac))
 }
 
 #[tokio::main]
@@ -72,7 +103,16 @@ async fn main() -> anyhow::Result<()> {
         prefix: prefix.clone(),
         namespaces: Default::default(),
     });
-    let admission = AdmissionChain::new(vec![namespace_lifecycle.clone()]);
+    let (authorizer, rbac_authorizer) = build_authorizer(&opts.authorization_mode)?;
+    let mut plugins: Vec<Arc<dyn shared::admission::AdmissionPlugin>> =
+        vec![namespace_lifecycle.clone()];
+    if let Some(rbac) = &rbac_authorizer {
+        plugins.push(Arc::new(rbac::escalation::RbacEscalation {
+            rbac: rbac.clone(),
+            authorizer: authorizer.clone(),
+        }));
+    }
+    let admission = AdmissionChain::new(plugins);
     let cidr = allocators::ServiceCidr::parse(&opts.service_cluster_ip_range)
         .map_err(|e| anyhow::anyhow!("--service-cluster-ip-range: {e}"))?;
     let node_ports = allocators::PortRange::parse(&opts.service_node_port_range)
@@ -115,7 +155,6 @@ async fn main() -> anyhow::Result<()> {
     if let Some(namespaces) = groups.lookup("", "v1", "namespaces") {
         let _ = namespace_lifecycle.namespaces.set(namespaces.clone());
     }
-    let authorizer: Arc<dyn shared::authorization::Authorizer> = Arc::new(AlwaysAllow);
     // Bound service account tokens die with their pod, secret or account.
     let validator: Arc<dyn shared::authentication::bound_tokens::CredentialValidator> = Arc::new(
         shared::authentication::bound_tokens::BoundTokenValidator::new(storage.clone(), &prefix),
@@ -123,7 +162,7 @@ async fn main() -> anyhow::Result<()> {
     let review_authenticator = opts.authentication.build()?.authenticator;
     review_authenticator.set_validator(validator.clone());
     resources::register_token_review(&mut groups, review_authenticator);
-    resources::register_access_reviews(&mut groups, authorizer.clone());
+    resources::register_access_reviews(&mut groups, authorizer.clone(), rbac_authorizer.clone());
     // The served document also covers the kinds custom handlers serve
     // (bindings, tokenreviews, the access reviews, selfsubjectreviews).
     let openapi = resources::openapi::build(&groups.defs().cloned().collect::<Vec<_>>());
@@ -138,7 +177,20 @@ async fn main() -> anyhow::Result<()> {
         bootstrapped.clone(),
     ));
     tokio::spawn(controllers::namespace::run(api.groups()));
-    tokio::spawn(bootstrap::ensure_delegation_rbac(api.groups()));
+    let policy_written = Arc::new(AtomicBool::new(false));
+    tokio::spawn(rbac::ensure_bootstrap_policy(
+        api.groups(),
+        policy_written.clone(),
+    ));
+    if let Some(mirrors) = rbac::start_mirrors(&api.groups()) {
+        tokio::spawn(rbac::aggregation::run(
+            api.groups(),
+            mirrors.cluster_roles.clone(),
+        ));
+        if let Some(rbac_authorizer) = rbac_authorizer.clone() {
+            tokio::spawn(rbac::feed(mirrors, rbac_authorizer));
+        }
+    }
     tokio::spawn(bootstrap::ensure_authentication_configmap(
         api.groups(),
         bootstrap::authentication_configmap_data(&opts.authentication)?,
@@ -168,6 +220,22 @@ async fn main() -> anyhow::Result<()> {
             })
         }),
     );
+    if let Some(rbac_authorizer) = rbac_authorizer {
+        // Upstream's readiness waits for the RBAC bootstrap too.
+        api.readyz.add(
+            "poststarthook/rbac/bootstrap-roles",
+            Arc::new(move || {
+                let synced = rbac_authorizer.synced() && policy_written.load(Ordering::SeqCst);
+                Box::pin(async move {
+                    if synced {
+                        Ok(())
+                    } else {
+                        Err("RBAC objects not loaded yet".into())
+                    }
+                })
+            }),
+        );
+    }
     let api = Arc::new(api);
     shared::server::run(
         shared::server::ServerConfig {
@@ -178,6 +246,8 @@ async fn main() -> anyhow::Result<()> {
             generic: &opts.generic,
             authorizer,
             credential_validator: Some(validator),
+            trust_front_proxy_authorization: false,
+            token_reviewer: None,
         },
         api,
     )

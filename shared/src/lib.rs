@@ -19,6 +19,7 @@ pub mod authentication;
 pub mod authorization;
 pub mod body;
 pub mod cel;
+pub mod client;
 pub mod endpoints;
 pub mod fieldmanager;
 pub mod filters;

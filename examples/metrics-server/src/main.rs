@@ -3,11 +3,13 @@
 //! `/proc`, and `PodMetrics`, empty here), as metrics-server serves it for
 //! `kubectl top`.
 //!
-//! It trusts only the aggregator: requests must carry the front-proxy client
-//! certificate (`--requestheader-client-ca-file`, `--requestheader-allowed-names`)
-//! and the caller's identity in `X-Remote-*` headers; anything else is 401.
-//! Authorization is allow-all for authenticated callers (delegated
-//! SubjectAccessReview is not implemented yet).
+//! Authentication: the aggregator's front-proxy client certificate
+//! (`--requestheader-client-ca-file`, `--requestheader-allowed-names`) with
+//! the caller's identity in `X-Remote-*` headers, or a bearer token checked
+//! with a TokenReview (`--authentication-kubeconfig`); anything else is 401.
+//! Authorization: a SubjectAccessReview per request, cached ten seconds
+//! (`--authorization-kubeconfig`), as upstream's metrics-server. Its
+//! identity needs `system:auth-delegator` (deploy/manifests/metrics-server.yaml).
 
 mod openapi;
 mod proc;
@@ -18,7 +20,6 @@ use std::time::Duration;
 use clap::Parser;
 use serde_json::{json, Value};
 use shared::authentication::UserInfo;
-use shared::authorization::AlwaysAllow;
 use shared::endpoints::discovery::GroupSet;
 use shared::endpoints::handlers::json_response;
 use shared::endpoints::status::{ApiError, GroupResource};
@@ -40,6 +41,8 @@ struct Options {
     authentication: AuthenticationOptions,
     #[command(flatten)]
     generic: GenericOptions,
+    #[command(flatten)]
+    delegated: shared::server::delegated::DelegatedAuthOptions,
     /// The Node name this machine's metrics are reported under (default: the host name).
     #[arg(long)]
     node_name: Option<String>,
@@ -125,6 +128,7 @@ async fn main() -> anyhow::Result<()> {
             .map(|h| h.trim().to_string())
             .unwrap_or_else(|_| "localhost".into()),
     };
+    let delegated = opts.delegated.build()?;
     let usage = proc::NodeUsage::default();
     tokio::spawn(usage.clone().run(opts.metric_resolution));
     let mut groups = GroupSet::default();
@@ -138,8 +142,10 @@ async fn main() -> anyhow::Result<()> {
             default_port: DEFAULT_PORT,
             authentication: &opts.authentication,
             generic: &opts.generic,
-            authorizer: Arc::new(AlwaysAllow),
+            authorizer: delegated.authorizer,
             credential_validator: None,
+            trust_front_proxy_authorization: false,
+            token_reviewer: delegated.token_reviewer,
         },
         Arc::new(api),
     )

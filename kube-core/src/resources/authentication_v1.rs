@@ -5,7 +5,7 @@ use std::sync::Arc;
 use serde_json::json;
 use shared::authentication::UserInfo;
 use shared::endpoints::discovery::GroupSet;
-use shared::endpoints::handlers::{json_response, read_body};
+use shared::endpoints::handlers::read_body;
 use shared::endpoints::status::ApiError;
 use shared::registry::resource::ResourceDef;
 
@@ -38,6 +38,7 @@ pub fn register(groups: &mut GroupSet) {
                     .get::<UserInfo>()
                     .cloned()
                     .unwrap_or_default();
+                let (headers, uri) = (req.headers().clone(), req.uri().clone());
                 if let Err(e) = read_body(req).await {
                     return e.into_response();
                 }
@@ -54,7 +55,7 @@ pub fn register(groups: &mut GroupSet) {
                     "metadata": { "creationTimestamp": null },
                     "status": { "userInfo": user_info },
                 });
-                json_response(201, &review, false)
+                shared::endpoints::handlers::respond_to(&headers, &uri, 201, &review)
             })
         }),
     );
@@ -82,26 +83,13 @@ pub fn register_token_review(
                 if info.verb != "create" || !info.name.is_empty() {
                     return ApiError::method_not_supported(gr, &info.verb).into_response();
                 }
-                let ct = req
-                    .headers()
-                    .get(http::header::CONTENT_TYPE)
-                    .and_then(|v| v.to_str().ok());
-                if !matches!(
-                    shared::endpoints::negotiation::body_format(ct),
-                    Ok(shared::endpoints::negotiation::BodyFormat::Json)
-                ) {
-                    return ApiError::unsupported_media_type(
-                        ct.unwrap_or(""),
-                        &["application/json"],
-                    )
-                    .into_response();
-                }
-                let body = match read_body(req).await {
-                    Ok(b) => b,
-                    Err(e) => return e.into_response(),
-                };
+                let (headers, uri) = (req.headers().clone(), req.uri().clone());
                 let review: serde_json::Value =
-                    match shared::endpoints::handlers::decode_json(&body) {
+                    match shared::endpoints::handlers::read_object_body(req).await {
+                        Ok(serde_json::Value::Null) => {
+                            return ApiError::bad_request("the body of the request was empty")
+                                .into_response()
+                        }
                         Ok(v) => v,
                         Err(e) => return e.into_response(),
                     };
@@ -118,7 +106,7 @@ pub fn register_token_review(
                     "spec": spec,
                     "status": status,
                 });
-                json_response(201, &out, false)
+                shared::endpoints::handlers::respond_to(&headers, &uri, 201, &out)
             })
         }),
     );

@@ -1,14 +1,17 @@
 //! `authorization.k8s.io/v1`: SubjectAccessReview (asked by aggregated API
-//! servers for delegated authorization) and SelfSubjectAccessReview
-//! (`kubectl auth can-i`), answered by this server's authorizer.
+//! servers for delegated authorization), LocalSubjectAccessReview,
+//! SelfSubjectAccessReview (`kubectl auth can-i`), answered by this server's
+//! authorizer, and SelfSubjectRulesReview (`kubectl auth can-i --list`),
+//! answered from the RBAC rules.
 
 use std::sync::Arc;
 
 use serde_json::{json, Value};
 use shared::authentication::UserInfo;
+use shared::authorization::rbac::{review_rules, RbacAuthorizer};
 use shared::authorization::{Attributes, Authorizer, Decision};
 use shared::endpoints::discovery::GroupSet;
-use shared::endpoints::handlers::{decode_json, json_response, read_body};
+use shared::endpoints::handlers::{read_object_body, respond_to};
 use shared::endpoints::request_info::RequestInfo;
 use shared::endpoints::status::{ApiError, GroupResource};
 use shared::registry::resource::ResourceDef;
@@ -16,20 +19,62 @@ use shared::registry::validation::FieldError;
 
 const GROUP: &str = "authorization.k8s.io";
 
-/// Registers the access reviews, decided by `authorizer`.
-pub fn register(groups: &mut GroupSet, authorizer: Arc<dyn Authorizer>) {
-    for (kind, plural, self_review) in [
-        ("SubjectAccessReview", "subjectaccessreviews", false),
-        ("SelfSubjectAccessReview", "selfsubjectaccessreviews", true),
-    ] {
-        let def = ResourceDef::new(GROUP, "v1", kind, plural)
-            .cluster_scoped()
-            .verbs(&["create"]);
+/// The four reviews and whether each is namespaced.
+#[derive(Clone, Copy, PartialEq)]
+enum Review {
+    Subject,
+    SelfSubject,
+    Local,
+    SelfRules,
+}
+
+impl Review {
+    const ALL: [(Review, &'static str, &'static str); 4] = [
+        (
+            Review::Subject,
+            "SubjectAccessReview",
+            "subjectaccessreviews",
+        ),
+        (
+            Review::SelfSubject,
+            "SelfSubjectAccessReview",
+            "selfsubjectaccessreviews",
+        ),
+        (
+            Review::Local,
+            "LocalSubjectAccessReview",
+            "localsubjectaccessreviews",
+        ),
+        (
+            Review::SelfRules,
+            "SelfSubjectRulesReview",
+            "selfsubjectrulesreviews",
+        ),
+    ];
+}
+
+/// Registers the access reviews, decided by `authorizer`; rules reviews
+/// list what `rbac` grants (not served without it).
+pub fn register(
+    groups: &mut GroupSet,
+    authorizer: Arc<dyn Authorizer>,
+    rbac: Option<Arc<RbacAuthorizer>>,
+) {
+    for (review, kind, plural) in Review::ALL {
+        if review == Review::SelfRules && rbac.is_none() {
+            continue;
+        }
+        let mut def = ResourceDef::new(GROUP, "v1", kind, plural).verbs(&["create"]);
+        if review != Review::Local {
+            def = def.cluster_scoped();
+        }
         let authorizer = authorizer.clone();
+        let rbac = rbac.clone();
         groups.add_handler(
             def,
             Arc::new(move |req, info| {
                 let authorizer = authorizer.clone();
+                let rbac = rbac.clone();
                 Box::pin(async move {
                     let gr = GroupResource {
                         group: GROUP,
@@ -39,59 +84,114 @@ pub fn register(groups: &mut GroupSet, authorizer: Arc<dyn Authorizer>) {
                         return ApiError::method_not_supported(gr, &info.verb).into_response();
                     }
                     let caller = req.extensions().get::<UserInfo>().cloned();
-                    let ct = req
-                        .headers()
-                        .get(http::header::CONTENT_TYPE)
-                        .and_then(|v| v.to_str().ok());
-                    if !matches!(
-                        shared::endpoints::negotiation::body_format(ct),
-                        Ok(shared::endpoints::negotiation::BodyFormat::Json)
-                    ) {
-                        return ApiError::unsupported_media_type(
-                            ct.unwrap_or(""),
-                            &["application/json"],
-                        )
-                        .into_response();
-                    }
-                    let body = match read_body(req).await {
-                        Ok(b) => b,
-                        Err(e) => return e.into_response(),
-                    };
-                    let review = match decode_json(&body) {
+                    let (headers, uri) = (req.headers().clone(), req.uri().clone());
+                    let review_obj = match read_object_body(req).await {
+                        Ok(Value::Null) => {
+                            return ApiError::bad_request("the body of the request was empty")
+                                .into_response()
+                        }
                         Ok(v) => v,
                         Err(e) => return e.into_response(),
                     };
-                    let spec = review.get("spec").cloned().unwrap_or(json!({}));
-                    let user = if self_review {
-                        caller.unwrap_or_default()
-                    } else {
-                        subject(&spec)
-                    };
-                    let errors = validate(&spec, self_review);
-                    if !errors.is_empty() {
-                        return ApiError::invalid(GROUP, kind, "", &errors).into_response();
-                    }
-                    let status = decide(authorizer.as_ref(), &user, &spec);
-                    let mut spec_out = spec.clone();
-                    if self_review {
-                        if let Some(m) = spec_out.as_object_mut() {
-                            m.retain(|k, _| {
-                                k == "resourceAttributes" || k == "nonResourceAttributes"
-                            });
+                    let spec = review_obj.get("spec").cloned().unwrap_or(json!({}));
+                    let mut metadata = json!({"creationTimestamp": null});
+                    let (status, spec_out) = match review {
+                        Review::SelfRules => {
+                            let user = caller.unwrap_or_default();
+                            let ns = str_at(&spec, "namespace").to_string();
+                            let status = match &rbac {
+                                Some(rbac) => rules_status(rbac, &user, &ns),
+                                None => json!({"incomplete": true}),
+                            };
+                            (status, json!({"namespace": ns}))
                         }
-                    }
+                        _ => {
+                            let self_review = review == Review::SelfSubject;
+                            let user = if self_review {
+                                caller.unwrap_or_default()
+                            } else {
+                                subject(&spec)
+                            };
+                            let mut errors = validate(&spec, self_review);
+                            if review == Review::Local {
+                                let body_ns = review_obj
+                                    .pointer("/metadata/namespace")
+                                    .and_then(Value::as_str)
+                                    .unwrap_or("");
+                                if !body_ns.is_empty() && body_ns != info.namespace {
+                                    return ApiError::bad_request(
+                                        "the namespace of the provided object does not match the namespace sent on the request",
+                                    )
+                                    .into_response();
+                                }
+                                errors.extend(validate_local(&spec, &info.namespace));
+                                metadata["namespace"] = json!(info.namespace);
+                            }
+                            if !errors.is_empty() {
+                                return ApiError::invalid(GROUP, kind, "", &errors).into_response();
+                            }
+                            let status = decide(authorizer.as_ref(), &user, &spec).await;
+                            let mut spec_out = spec.clone();
+                            if self_review {
+                                if let Some(m) = spec_out.as_object_mut() {
+                                    m.retain(|k, _| {
+                                        k == "resourceAttributes" || k == "nonResourceAttributes"
+                                    });
+                                }
+                            }
+                            (status, spec_out)
+                        }
+                    };
                     let out = json!({
                         "kind": kind,
                         "apiVersion": "authorization.k8s.io/v1",
-                        "metadata": {"creationTimestamp": null},
+                        "metadata": metadata,
                         "spec": spec_out,
                         "status": status,
                     });
-                    json_response(201, &out, false)
+                    respond_to(&headers, &uri, 201, &out)
                 })
             }),
         );
     }
+}
+
+/// A SelfSubjectRulesReview's status: what RBAC grants `user` in `ns`.
+fn rules_status(rbac: &RbacAuthorizer, user: &UserInfo, ns: &str) -> Value {
+    let (rules, errors) = rbac.snapshot().rules_for(user, ns);
+    let (resource_rules, non_resource_rules) = review_rules(&rules);
+    let mut status = json!({
+        "resourceRules": resource_rules,
+        "nonResourceRules": non_resource_rules,
+        "incomplete": !rbac.synced(),
+    });
+    if !errors.is_empty() {
+        status["evaluationError"] = json!(errors.join(", "));
+    }
+    status
+}
+
+/// Upstream's `ValidateLocalSubjectAccessReview` beyond the spec rules.
+fn validate_local(spec: &Value, namespace: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    if let Some(n) = spec.get("nonResourceAttributes").filter(|v| !v.is_null()) {
+        errs.push(FieldError::invalid(
+            "spec.nonResourceAttributes",
+            n.to_string(),
+            "disallowed on this kind of request",
+        ));
+    }
+    if let Some(r) = spec.get("resourceAttributes").filter(|v| v.is_object()) {
+        let ns = str_at(r, "namespace");
+        if ns != namespace {
+            errs.push(FieldError::invalid(
+                "spec.resourceAttributes.namespace",
+                ns,
+                "must match metadata.namespace",
+            ));
+        }
+    }
+    errs
 }
 
 fn str_at<'a>(v: &'a Value, key: &str) -> &'a str {
@@ -198,47 +298,54 @@ fn request_info(spec: &Value) -> RequestInfo {
 }
 
 /// The review's status.
-fn decide(authorizer: &dyn Authorizer, user: &UserInfo, spec: &Value) -> Value {
+async fn decide(authorizer: &dyn Authorizer, user: &UserInfo, spec: &Value) -> Value {
     let info = request_info(spec);
-    match authorizer.authorize(&Attributes {
-        user,
-        request: &info,
-    }) {
+    match authorizer
+        .authorize(&Attributes {
+            user,
+            request: &info,
+        })
+        .await
+    {
         Decision::Allow => json!({"allowed": true}),
         Decision::Deny(reason) => json!({"allowed": false, "denied": true, "reason": reason}),
         Decision::NoOpinion(reason) if reason.is_empty() => json!({"allowed": false}),
         Decision::NoOpinion(reason) => json!({"allowed": false, "reason": reason}),
+        Decision::Error(e) => json!({"allowed": false, "evaluationError": e}),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use shared::authorization::{decided, DecisionFuture};
 
     struct OnlyGets;
 
     impl Authorizer for OnlyGets {
-        fn authorize(&self, attrs: &Attributes<'_>) -> Decision {
-            if attrs.request.verb == "get" && attrs.user.name == "alice" {
-                Decision::Allow
-            } else {
-                Decision::NoOpinion(String::new())
-            }
+        fn authorize<'a>(&'a self, attrs: &'a Attributes<'a>) -> DecisionFuture<'a> {
+            decided(
+                if attrs.request.verb == "get" && attrs.user.name == "alice" {
+                    Decision::Allow
+                } else {
+                    Decision::NoOpinion(String::new())
+                },
+            )
         }
     }
 
-    #[test]
-    fn decisions_follow_the_authorizer() {
+    #[tokio::test]
+    async fn decisions_follow_the_authorizer() {
         let spec =
             json!({"user": "alice", "resourceAttributes": {"verb": "get", "resource": "pods"}});
         assert_eq!(
-            decide(&OnlyGets, &subject(&spec), &spec),
+            decide(&OnlyGets, &subject(&spec), &spec).await,
             json!({"allowed": true})
         );
         let spec =
             json!({"user": "bob", "resourceAttributes": {"verb": "get", "resource": "pods"}});
         assert_eq!(
-            decide(&OnlyGets, &subject(&spec), &spec),
+            decide(&OnlyGets, &subject(&spec), &spec).await,
             json!({"allowed": false})
         );
     }

@@ -25,7 +25,7 @@ mod node_v1;
 pub mod openapi;
 mod pod_spec;
 mod policy_v1;
-mod rbac;
+pub(crate) mod rbac;
 mod rbac_v1;
 mod scheduling_v1;
 mod services;

@@ -532,11 +532,12 @@ pub fn register_bindings(groups: &mut shared::endpoints::discovery::GroupSet) {
                     Ok(d) => d,
                     Err(e) => return e.into_response(),
                 };
-                let body = match shared::endpoints::handlers::read_body(req).await {
-                    Ok(b) => b,
-                    Err(e) => return e.into_response(),
-                };
-                let binding = match shared::endpoints::handlers::decode_json(&body) {
+                let (headers, uri) = (req.headers().clone(), req.uri().clone());
+                let binding = match shared::endpoints::handlers::read_object_body(req).await {
+                    Ok(Value::Null) => {
+                        return ApiError::bad_request("the body of the request was empty")
+                            .into_response()
+                    }
                     Ok(b) => b,
                     Err(e) => return e.into_response(),
                 };
@@ -553,7 +554,9 @@ pub fn register_bindings(groups: &mut shared::endpoints::discovery::GroupSet) {
                     return ApiError::invalid("", "Binding", "", &[err]).into_response();
                 }
                 match bind(&pods, &info.namespace, &name, &binding, dry_run).await {
-                    Ok((code, v)) => shared::endpoints::handlers::json_response(code, &v, false),
+                    Ok((code, v)) => {
+                        shared::endpoints::handlers::respond_to(&headers, &uri, code, &v)
+                    }
                     Err(e) => e.into_response(),
                 }
             })

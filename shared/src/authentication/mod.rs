@@ -9,6 +9,7 @@ pub mod bound_tokens;
 pub mod request_header;
 pub mod service_account;
 pub mod token_file;
+pub mod token_review;
 pub mod union;
 pub mod x509;
 
@@ -69,4 +70,16 @@ pub enum AuthOutcome {
 pub trait Authenticator: Send + Sync {
     /// Examines the request; never panics on hostile input.
     fn authenticate(&self, req: &AuthRequest<'_>) -> AuthOutcome;
+
+    /// Whether users this authenticator accepts come from a trusted front
+    /// proxy (the request-header authenticator) rather than their own
+    /// credentials.
+    fn is_front_proxy(&self) -> bool {
+        false
+    }
 }
+
+/// Request extension marking a request whose identity a trusted front proxy
+/// (the tier in front) asserted with `X-Remote-*` headers.
+#[derive(Clone, Copy, Debug)]
+pub struct FrontProxied;

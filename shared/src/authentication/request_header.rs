@@ -93,6 +93,10 @@ fn header_values<'a>(
 }
 
 impl Authenticator for RequestHeaderAuthenticator {
+    fn is_front_proxy(&self) -> bool {
+        true
+    }
+
     fn authenticate(&self, req: &AuthRequest<'_>) -> AuthOutcome {
         let Some(peer) = req.peer_certificates else {
             return AuthOutcome::NotApplicable;

@@ -21,6 +21,8 @@ pub struct UnionAuthenticator {
     /// Checks run after an authenticator accepted the credentials (bound
     /// service account tokens), set once storage is available.
     validator: std::sync::OnceLock<Arc<dyn super::bound_tokens::CredentialValidator>>,
+    /// Delegated authentication of bearer tokens nothing else accepted.
+    token_reviewer: std::sync::OnceLock<Arc<super::token_review::TokenReviewAuthenticator>>,
 }
 
 impl UnionAuthenticator {
@@ -34,7 +36,44 @@ impl UnionAuthenticator {
             authenticators,
             anonymous_paths,
             validator: std::sync::OnceLock::new(),
+            token_reviewer: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Sends bearer tokens no local authenticator accepts to a TokenReview
+    /// (once; later calls are ignored).
+    pub fn set_token_reviewer(&self, reviewer: Arc<super::token_review::TokenReviewAuthenticator>) {
+        let _ = self.token_reviewer.set(reviewer);
+    }
+
+    /// When a token reviewer is set and the local authenticators did not
+    /// identify the request (failed, or fell back to anonymous), the bearer
+    /// token's review decides; otherwise `local` stands.
+    pub async fn review_if_needed(
+        &self,
+        headers: &http::HeaderMap,
+        local: Result<UserInfo, String>,
+    ) -> Result<UserInfo, String> {
+        let Some(reviewer) = self.token_reviewer.get() else {
+            return local;
+        };
+        if matches!(&local, Ok(u) if !u.is_anonymous()) {
+            return local;
+        }
+        let Some(token) = headers
+            .get(http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+        else {
+            return local;
+        };
+        let mut user = reviewer.review(token).await?;
+        if !user.in_group(ALL_AUTHENTICATED) {
+            user.groups.push(ALL_AUTHENTICATED.to_string());
+        }
+        Ok(user)
     }
 
     /// Sets the check run on every authenticated request (once; later
@@ -54,6 +93,15 @@ impl UnionAuthenticator {
 
     /// The user of the request, or the reason it is unauthorized.
     pub fn authenticate(&self, req: &AuthRequest<'_>) -> Result<UserInfo, String> {
+        self.authenticate_with_source(req).map(|(user, _)| user)
+    }
+
+    /// Like [`Self::authenticate`], also telling whether a front proxy
+    /// asserted the identity.
+    pub fn authenticate_with_source(
+        &self,
+        req: &AuthRequest<'_>,
+    ) -> Result<(UserInfo, bool), String> {
         let mut errors = Vec::new();
         for a in &self.authenticators {
             match a.authenticate(req) {
@@ -61,7 +109,7 @@ impl UnionAuthenticator {
                     if !user.in_group(ALL_AUTHENTICATED) {
                         user.groups.push(ALL_AUTHENTICATED.to_string());
                     }
-                    return Ok(user);
+                    return Ok((user, a.is_front_proxy()));
                 }
                 AuthOutcome::Failed(e) => errors.push(e),
                 AuthOutcome::NotApplicable => {}
@@ -77,11 +125,14 @@ impl UnionAuthenticator {
             })
         });
         if allowed {
-            return Ok(UserInfo {
-                name: ANONYMOUS.to_string(),
-                groups: vec![ALL_UNAUTHENTICATED.to_string()],
-                ..Default::default()
-            });
+            return Ok((
+                UserInfo {
+                    name: ANONYMOUS.to_string(),
+                    groups: vec![ALL_UNAUTHENTICATED.to_string()],
+                    ..Default::default()
+                },
+                false,
+            ));
         }
         Err("no credentials".into())
     }

@@ -1,9 +1,15 @@
 //! Authorization: may this user do this?
 //!
 //! The `authorization` filter builds [`Attributes`] from the authenticated user
-//! and the parsed RequestInfo and asks an [`Authorizer`]. Tiers plug in their
-//! own: allow-all for now, RBAC (in kube-core) and delegated
-//! SubjectAccessReview (in the other tiers and external servers) later.
+//! and the parsed RequestInfo and asks an [`Authorizer`]. Each tier plugs in
+//! its own: [`rbac::RbacAuthorizer`] where the RBAC objects live (kube-core),
+//! [`delegating::DelegatingAuthorizer`] (SubjectAccessReview with a TTL
+//! cache) in the aggregator and in external API servers built on this crate.
+
+pub mod delegating;
+pub mod rbac;
+
+use futures_util::future::BoxFuture;
 
 use crate::authentication::{UserInfo, SYSTEM_MASTERS};
 use crate::endpoints::request_info::RequestInfo;
@@ -22,19 +28,31 @@ pub enum Decision {
     Deny(String),
     /// This authorizer has no opinion; the next one decides (deny if none).
     NoOpinion(String),
+    /// The authorizer could not decide (a SubjectAccessReview failed): the
+    /// request fails with 500, as upstream's authorization filter answers.
+    Error(String),
 }
 
-/// Decides requests. Implementations must be cheap: they run on every request.
+/// The future an [`Authorizer`] returns.
+pub type DecisionFuture<'a> = BoxFuture<'a, Decision>;
+
+/// An already known decision as a [`DecisionFuture`].
+pub fn decided<'a>(d: Decision) -> DecisionFuture<'a> {
+    Box::pin(std::future::ready(d))
+}
+
+/// Decides requests. Implementations must be cheap: they run on every
+/// request (in-memory rules, or a cache in front of a remote review).
 pub trait Authorizer: Send + Sync {
-    fn authorize(&self, attrs: &Attributes<'_>) -> Decision;
+    fn authorize<'a>(&'a self, attrs: &'a Attributes<'a>) -> DecisionFuture<'a>;
 }
 
-/// Allows everything.
+/// Allows everything (`--authorization-mode=AlwaysAllow`).
 pub struct AlwaysAllow;
 
 impl Authorizer for AlwaysAllow {
-    fn authorize(&self, _: &Attributes<'_>) -> Decision {
-        Decision::Allow
+    fn authorize<'a>(&'a self, _: &'a Attributes<'a>) -> DecisionFuture<'a> {
+        decided(Decision::Allow)
     }
 }
 
@@ -43,32 +61,63 @@ impl Authorizer for AlwaysAllow {
 pub struct PrivilegedGroups;
 
 impl Authorizer for PrivilegedGroups {
-    fn authorize(&self, attrs: &Attributes<'_>) -> Decision {
-        if attrs.user.in_group(SYSTEM_MASTERS) {
+    fn authorize<'a>(&'a self, attrs: &'a Attributes<'a>) -> DecisionFuture<'a> {
+        decided(if attrs.user.in_group(SYSTEM_MASTERS) {
             Decision::Allow
         } else {
             Decision::NoOpinion(String::new())
-        }
+        })
     }
 }
 
-/// Asks each authorizer in turn; the first Allow or Deny decides.
-pub struct UnionAuthorizer(pub Vec<Box<dyn Authorizer>>);
+/// Asks each authorizer in turn; the first Allow or Deny decides. Errors do
+/// not stop the walk (a later authorizer may still allow), but fail the
+/// request when nobody allowed it.
+pub struct UnionAuthorizer(pub Vec<std::sync::Arc<dyn Authorizer>>);
 
 impl Authorizer for UnionAuthorizer {
-    fn authorize(&self, attrs: &Attributes<'_>) -> Decision {
-        let mut reasons = Vec::new();
-        for a in &self.0 {
-            match a.authorize(attrs) {
-                Decision::NoOpinion(r) => {
-                    if !r.is_empty() {
-                        reasons.push(r)
+    fn authorize<'a>(&'a self, attrs: &'a Attributes<'a>) -> DecisionFuture<'a> {
+        Box::pin(async move {
+            let mut reasons = Vec::new();
+            let mut errors = Vec::new();
+            for a in &self.0 {
+                match a.authorize(attrs).await {
+                    Decision::NoOpinion(r) => {
+                        if !r.is_empty() {
+                            reasons.push(r)
+                        }
                     }
+                    Decision::Error(e) => errors.push(e),
+                    decided => return decided,
                 }
-                decided => return decided,
             }
-        }
-        Decision::NoOpinion(reasons.join(", "))
+            if errors.is_empty() {
+                Decision::NoOpinion(reasons.join(", "))
+            } else {
+                Decision::Error(errors.join(", "))
+            }
+        })
+    }
+}
+
+/// Allows requests of these non-resource paths to everyone (upstream's
+/// `--authorization-always-allow-paths`, `/healthz`, `/readyz` and `/livez`
+/// by default for delegated servers); a trailing `*` matches a prefix.
+pub struct AlwaysAllowPaths(pub Vec<String>);
+
+impl Authorizer for AlwaysAllowPaths {
+    fn authorize<'a>(&'a self, attrs: &'a Attributes<'a>) -> DecisionFuture<'a> {
+        let r = attrs.request;
+        let allowed = !r.is_resource_request
+            && self
+                .0
+                .iter()
+                .any(|p| rbac::non_resource_url_matches(p, &r.path));
+        decided(if allowed {
+            Decision::Allow
+        } else {
+            Decision::NoOpinion(String::new())
+        })
     }
 }
 

@@ -29,11 +29,14 @@ impl Filter for Authentication {
                 peer_certificates: req.extensions().get::<PeerCertificates>(),
                 path: req.uri().path(),
             };
-            self.authenticator.authenticate(&auth_req)
+            self.authenticator.authenticate_with_source(&auth_req)
         };
+        let front_proxied = matches!(result, Ok((_, true)));
+        let result = result.map(|(user, _)| user);
         let authenticator = self.authenticator.clone();
         let header_names = self.header_names.clone();
         Box::pin(async move {
+            let result = authenticator.review_if_needed(req.headers(), result).await;
             let result = match result {
                 Ok(user) => authenticator
                     .validate(req.headers(), &user)
@@ -41,7 +44,7 @@ impl Filter for Authentication {
                     .map(|()| user),
                 Err(e) => Err(e),
             };
-            Authentication::finish(req, result, &header_names, next).await
+            Authentication::finish(req, result, front_proxied, &header_names, next).await
         })
     }
 }
@@ -52,6 +55,7 @@ impl Authentication {
     async fn finish(
         mut req: Request,
         result: Result<crate::authentication::UserInfo, String>,
+        front_proxied: bool,
         header_names: &RequestHeaderNames,
         next: Next,
     ) -> Response {
@@ -68,6 +72,10 @@ impl Authentication {
                     headers.remove(k);
                 }
                 req.extensions_mut().insert(user);
+                if front_proxied {
+                    req.extensions_mut()
+                        .insert(crate::authentication::FrontProxied);
+                }
                 next.run(req).await
             }
             Err(reason) => {

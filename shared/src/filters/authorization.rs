@@ -1,4 +1,5 @@
-//! Asks the authorizer about every request; a denial is upstream's 403.
+//! Asks the authorizer about every request; a denial is upstream's 403, an
+//! authorizer that could not decide is a 500.
 
 use std::sync::Arc;
 
@@ -15,38 +16,63 @@ use crate::endpoints::status::{ApiError, GroupResource};
 #[derive(Clone)]
 pub struct Authorization {
     pub authorizer: Arc<dyn Authorizer>,
+    /// Pass requests whose identity a trusted front proxy asserted without
+    /// asking: the tier in front already authorized them (the extensions
+    /// tier behind kube-core, as upstream's in-process apiextensions server
+    /// behind kube-apiserver's single authorization filter).
+    pub trust_front_proxy: bool,
 }
 
 impl Filter for Authorization {
     fn call(&self, req: Request, next: Next) -> BoxFuture<'static, Response> {
         let (Some(user), Some(info)) = (
-            req.extensions().get::<UserInfo>(),
-            req.extensions().get::<RequestInfo>(),
+            req.extensions().get::<UserInfo>().cloned(),
+            req.extensions().get::<RequestInfo>().cloned(),
         ) else {
             return Box::pin(async {
                 ApiError::internal("no user or request info on the request").into_response()
             });
         };
-        let denied = match self.authorizer.authorize(&Attributes {
-            user,
-            request: info,
-        }) {
-            Decision::Allow => None,
-            Decision::Deny(reason) | Decision::NoOpinion(reason) => {
-                let gr = GroupResource {
-                    group: &info.api_group,
-                    resource: &info.resource,
-                };
-                Some(ApiError::forbidden_message(
-                    gr,
-                    &info.name,
-                    forbidden_message(user, info, &reason),
-                ))
-            }
-        };
-        match denied {
-            None => Box::pin(next.run(req)),
-            Some(err) => Box::pin(async move { err.into_response() }),
+        if self.trust_front_proxy
+            && req
+                .extensions()
+                .get::<crate::authentication::FrontProxied>()
+                .is_some()
+        {
+            return next.run(req);
         }
+        let authorizer = self.authorizer.clone();
+        Box::pin(async move {
+            let decision = authorizer
+                .authorize(&Attributes {
+                    user: &user,
+                    request: &info,
+                })
+                .await;
+            match decision {
+                Decision::Allow => next.run(req).await,
+                Decision::Error(e) => {
+                    tracing::warn!(user = %user.name, path = %info.path, error = %e, "authorization failed");
+                    ApiError::internal(e).into_response()
+                }
+                Decision::Deny(reason) | Decision::NoOpinion(reason) => {
+                    forbidden(&user, &info, &reason)
+                }
+            }
+        })
     }
+}
+
+/// Upstream's 403 for a request the authorizer did not allow.
+pub fn forbidden(user: &UserInfo, info: &RequestInfo, reason: &str) -> Response {
+    let gr = GroupResource {
+        group: &info.api_group,
+        resource: &info.resource,
+    };
+    let why = forbidden_message(user, info, reason);
+    if info.resource.is_empty() {
+        // Upstream's NewForbidden with an empty resource.
+        return ApiError::forbidden_message(gr, "", format!("forbidden: {why}")).into_response();
+    }
+    ApiError::forbidden(gr, &info.name, &why).into_response()
 }

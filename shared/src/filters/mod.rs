@@ -10,6 +10,7 @@ pub mod authentication;
 pub mod authorization;
 pub mod body_limit;
 pub mod cache_control;
+pub mod impersonation;
 pub mod panic_recovery;
 pub mod request_info;
 pub mod timeout;

@@ -171,6 +171,61 @@ impl Delegate {
     }
 }
 
+impl Delegate {
+    /// Sends one JSON request of its own (not a proxied one) as `user`
+    /// (`X-Remote-*`, for a front-proxy delegate) or with a bearer token, and
+    /// reads the JSON answer, all within `timeout`. A body that is not JSON
+    /// reads as `null`.
+    pub async fn call_json(
+        &self,
+        method: http::Method,
+        path: &str,
+        body: Option<&serde_json::Value>,
+        user: Option<&UserInfo>,
+        bearer: Option<&str>,
+        timeout: Duration,
+    ) -> Result<(u16, serde_json::Value), String> {
+        use http_body_util::BodyExt;
+        let uri = self.target(path).map_err(|e| e.message)?;
+        let mut b = http::Request::builder()
+            .method(method.clone())
+            .uri(uri)
+            .header(http::header::ACCEPT, "application/json");
+        if let Some(h) = b.headers_mut() {
+            set_identity_headers(h, user);
+            if let Some(token) = bearer {
+                let v = HeaderValue::from_str(&format!("Bearer {token}"))
+                    .map_err(|_| "the bearer token is not a valid header value".to_string())?;
+                h.insert(http::header::AUTHORIZATION, v);
+            }
+        }
+        let req = match body {
+            Some(v) => b
+                .header(http::header::CONTENT_TYPE, "application/json")
+                .body(body::full(v.to_string())),
+            None => b.body(body::empty()),
+        }
+        .map_err(|e| e.to_string())?;
+        let fut = async {
+            let resp = self.client.request(req).await.map_err(|e| e.to_string())?;
+            let code = resp.status().as_u16();
+            let bytes = resp
+                .into_body()
+                .collect()
+                .await
+                .map_err(|e| e.to_string())?
+                .to_bytes();
+            Ok::<_, String>((
+                code,
+                serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null),
+            ))
+        };
+        tokio::time::timeout(timeout, fut)
+            .await
+            .map_err(|_| format!("{method} {path}: no answer within {timeout:?}"))?
+    }
+}
+
 /// Whether forwarding failed because the client's body went over the limit.
 fn caused_by_body_limit(e: &(dyn std::error::Error + 'static)) -> bool {
     let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);

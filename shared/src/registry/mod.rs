@@ -3,6 +3,7 @@
 pub mod cached;
 pub mod conversion;
 pub mod delete;
+pub mod informer;
 pub mod list;
 pub mod meta;
 pub mod resource;

@@ -14,6 +14,7 @@ use crate::filters::authentication::Authentication;
 use crate::filters::authorization::Authorization;
 use crate::filters::body_limit::BodyLimit;
 use crate::filters::cache_control::CacheControl;
+use crate::filters::impersonation::Impersonation;
 use crate::filters::panic_recovery::PanicRecovery;
 use crate::filters::request_info::WithRequestInfo;
 use crate::filters::timeout::RequestTimeout;
@@ -25,6 +26,8 @@ pub struct ChainConfig {
     pub authenticator: Arc<UnionAuthenticator>,
     pub header_names: Arc<RequestHeaderNames>,
     pub authorizer: Arc<dyn Authorizer>,
+    /// See [`Authorization::trust_front_proxy`].
+    pub trust_front_proxy_authorization: bool,
     pub request_timeout: Duration,
     pub max_request_body_bytes: usize,
 }
@@ -46,8 +49,12 @@ pub fn build_handler_chain(handler: HttpService, cfg: &ChainConfig) -> HttpServi
             authenticator: cfg.authenticator.clone(),
             header_names: cfg.header_names.clone(),
         }))
+        .layer(FilterLayer(Impersonation {
+            authorizer: cfg.authorizer.clone(),
+        }))
         .layer(FilterLayer(Authorization {
             authorizer: cfg.authorizer.clone(),
+            trust_front_proxy: cfg.trust_front_proxy_authorization,
         }))
         .service(handler);
     tower::util::BoxCloneService::new(svc)

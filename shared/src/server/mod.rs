@@ -1,6 +1,7 @@
 //! Serving: listeners, TLS, the handler chain, and running a tier.
 
 pub mod chain;
+pub mod delegated;
 pub mod handler;
 pub mod healthz;
 pub mod options;
@@ -29,6 +30,12 @@ pub struct ServerConfig<'a> {
     /// bound service account token names still exist.
     pub credential_validator:
         Option<Arc<dyn crate::authentication::bound_tokens::CredentialValidator>>,
+    /// Skip authorization of requests a trusted front proxy forwarded (see
+    /// [`crate::filters::authorization::Authorization::trust_front_proxy`]).
+    pub trust_front_proxy_authorization: bool,
+    /// Delegated authentication of bearer tokens (TokenReview), for servers
+    /// that do not hold the token keys themselves.
+    pub token_reviewer: Option<Arc<crate::authentication::token_review::TokenReviewAuthenticator>>,
 }
 
 /// Starts logging as configured by `RUST_LOG` (default `info`).
@@ -94,6 +101,9 @@ pub async fn run(cfg: ServerConfig<'_>, api: Arc<ApiServer>) -> anyhow::Result<(
     if let Some(v) = cfg.credential_validator {
         authn.authenticator.set_validator(v);
     }
+    if let Some(r) = cfg.token_reviewer {
+        authn.authenticator.set_token_reviewer(r);
+    }
     let cert = std::fs::read(&cfg.serving.tls_cert_file)
         .with_context(|| format!("reading {}", cfg.serving.tls_cert_file.display()))?;
     let key = std::fs::read(&cfg.serving.tls_private_key_file)
@@ -107,6 +117,7 @@ pub async fn run(cfg: ServerConfig<'_>, api: Arc<ApiServer>) -> anyhow::Result<(
         authenticator: authn.authenticator,
         header_names: authn.header_names,
         authorizer: cfg.authorizer,
+        trust_front_proxy_authorization: cfg.trust_front_proxy_authorization,
         request_timeout: cfg.generic.request_timeout,
         max_request_body_bytes: crate::endpoints::handlers::MAX_REQUEST_BODY_BYTES,
     };

@@ -24,9 +24,98 @@ fn free_port() -> u16 {
         .expect("free port")
 }
 
+/// The add-on's own identity, as deploy/manifests/metrics-server.yaml
+/// grants it: the ServiceAccount `kube-system/metrics-server`, allowed to
+/// create TokenReviews and SubjectAccessReviews and to read the trust
+/// ConfigMap, plus the ClusterRole that lets `view` read metrics.
+const ADDON_RBAC: &str = r#"apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: metrics-server
+  namespace: kube-system
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: metrics-server:system:auth-delegator
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: system:auth-delegator
+subjects:
+- kind: ServiceAccount
+  name: metrics-server
+  namespace: kube-system
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: metrics-server-auth-reader
+  namespace: kube-system
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: extension-apiserver-authentication-reader
+subjects:
+- kind: ServiceAccount
+  name: metrics-server
+  namespace: kube-system
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: system:aggregated-metrics-reader
+  labels:
+    rbac.authorization.k8s.io/aggregate-to-view: "true"
+    rbac.authorization.k8s.io/aggregate-to-edit: "true"
+    rbac.authorization.k8s.io/aggregate-to-admin: "true"
+rules:
+- apiGroups: ["metrics.k8s.io"]
+  resources: ["pods", "nodes"]
+  verbs: ["get", "list", "watch"]
+"#;
+
+/// Gives the add-on its identity and writes a kubeconfig with its token
+/// (for `--authentication-kubeconfig` and `--authorization-kubeconfig`).
+async fn addon_kubeconfig(tc: &TestCluster, dir: &std::path::Path) -> PathBuf {
+    let path = dir.join("addon.kubeconfig");
+    if path.exists() {
+        return path;
+    }
+    let (ok, _, err) = tc
+        .kubectl_stdin(&["apply", "-f", "-"], Some(ADDON_RBAC))
+        .await;
+    assert!(ok, "{err}");
+    let token = tc
+        .kubectl_ok(&[
+            "create",
+            "token",
+            "metrics-server",
+            "-n",
+            "kube-system",
+            "--duration",
+            "1h",
+        ])
+        .await;
+    let kubeconfig = format!(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n\
+         contexts:\n- name: c\n  context: {{cluster: c, user: u}}\n\
+         clusters:\n- name: c\n  cluster:\n    server: {}\n    certificate-authority: {}\n\
+         users:\n- name: u\n  user:\n    token: {}\n",
+        tc.cluster.aggregator_url(),
+        tc.cluster.pki().ca_cert.display(),
+        token.trim()
+    );
+    std::fs::write(&path, kubeconfig).expect("kubeconfig");
+    path
+}
+
 /// Starts the example metrics server on `port` with a serving certificate
-/// for `metrics-server.kube-system.svc` from the cluster CA.
-fn start_addon(tc: &TestCluster, port: u16, dir: &std::path::Path) -> AddOn {
+/// for `metrics-server.kube-system.svc` from the cluster CA, authenticating
+/// tokens and authorizing requests through the cluster as its own
+/// ServiceAccount.
+async fn start_addon(tc: &TestCluster, port: u16, dir: &std::path::Path) -> AddOn {
+    let kubeconfig = addon_kubeconfig(tc, dir).await;
     let pki = tc.cluster.pki();
     let (cert, key) = (dir.join("metrics.crt"), dir.join("metrics.key"));
     if !cert.exists() {
@@ -60,6 +149,10 @@ fn start_addon(tc: &TestCluster, port: u16, dir: &std::path::Path) -> AddOn {
             NODE,
             "--metric-resolution",
             "1s",
+            "--authentication-kubeconfig",
+            &kubeconfig.display().to_string(),
+            "--authorization-kubeconfig",
+            &kubeconfig.display().to_string(),
         ])
         .stdout(out.try_clone().expect("log fd"))
         .stderr(out)
@@ -212,7 +305,7 @@ async fn external_metrics_server_through_the_aggregator() {
     let tc = TestCluster::start().await;
     let dir = tempfile::tempdir().expect("tempdir");
     let port = free_port();
-    let mut addon = start_addon(&tc, port, dir.path());
+    let mut addon = start_addon(&tc, port, dir.path()).await;
     let ca = std::fs::read(&tc.cluster.pki().ca_cert).expect("ca");
     let (ok, _, err) = tc
         .kubectl_stdin(
@@ -318,6 +411,80 @@ async fn external_metrics_server_through_the_aggregator() {
         .expect("direct request");
     assert_eq!(resp.status().as_u16(), 401);
 
+    // Authorization, at both ends. bob may not read metrics: the aggregator
+    // answers 403 itself (a SubjectAccessReview to kube-core)...
+    let (ok, _, err) = tc
+        .kubectl(&[
+            "get",
+            "--raw",
+            "/apis/metrics.k8s.io/v1beta1/nodes",
+            "--as",
+            "bob",
+        ])
+        .await;
+    assert!(!ok);
+    assert!(
+        err.contains("forbidden: User \"bob\" cannot list resource \"nodes\" in API group \"metrics.k8s.io\" at the cluster scope"),
+        "{err}"
+    );
+    // ...and so does the add-on when the front proxy asks for bob (its own
+    // SubjectAccessReview, sent with its ServiceAccount token).
+    let proxy = tc.http(Auth::FrontProxyCert);
+    let as_bob = |c: &reqwest::Client| {
+        c.get(format!(
+            "https://127.0.0.1:{port}/apis/metrics.k8s.io/v1beta1/nodes"
+        ))
+        .header("X-Remote-User", "bob")
+        .header("X-Remote-Group", "system:authenticated")
+    };
+    let resp = as_bob(&proxy).send().await.expect("direct request");
+    assert_eq!(resp.status().as_u16(), 403);
+    // A bearer token at the add-on is checked with a TokenReview: its own
+    // token names the ServiceAccount, which may not read metrics either.
+    let token = tc
+        .kubectl_ok(&["create", "token", "metrics-server", "-n", "kube-system"])
+        .await;
+    let resp = direct
+        .get(format!(
+            "https://127.0.0.1:{port}/apis/metrics.k8s.io/v1beta1/nodes"
+        ))
+        .bearer_auth(token.trim())
+        .send()
+        .await
+        .expect("direct request");
+    assert_eq!(resp.status().as_u16(), 403);
+    let body = resp.text().await.expect("body");
+    assert!(
+        body.contains("system:serviceaccount:kube-system:metrics-server"),
+        "{body}"
+    );
+    // Granted `view` (which aggregates system:aggregated-metrics-reader),
+    // bob reads metrics through both.
+    tc.kubectl_ok(&[
+        "create",
+        "clusterrolebinding",
+        "bob-view",
+        "--clusterrole=view",
+        "--user=bob",
+    ])
+    .await;
+    let ok = eventually(Duration::from_secs(40), || async {
+        let (ok, out, _) = tc
+            .kubectl(&[
+                "get",
+                "--raw",
+                "/apis/metrics.k8s.io/v1beta1/nodes",
+                "--as",
+                "bob",
+            ])
+            .await;
+        ok && out.contains(NODE)
+    })
+    .await;
+    assert!(ok, "bob still cannot read metrics with view");
+    let resp = as_bob(&proxy).send().await.expect("direct request");
+    assert_eq!(resp.status().as_u16(), 200);
+
     // Stop the add-on: unavailable, 503, discovery and core keep working.
     addon.child.kill().await.expect("kill");
     let ok = eventually(Duration::from_secs(60), || async {
@@ -352,7 +519,7 @@ async fn external_metrics_server_through_the_aggregator() {
     );
 
     // Start it again: it recovers by itself.
-    let _addon = start_addon(&tc, port, dir.path());
+    let _addon = start_addon(&tc, port, dir.path()).await;
     let ok = eventually(Duration::from_secs(60), || async {
         apiservice_line(&tc).await.contains("True")
     })
@@ -457,6 +624,22 @@ async fn trust_for_external_servers() {
         .kubectl_stdin(
             &["create", "--validate=false", "-o", "json", "-f", "-"],
             Some(sar),
+        )
+        .await;
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(
+        v["status"]["allowed"], false,
+        "RBAC grants alice nothing: {out}"
+    );
+    let admins = sar.replace(
+        "\"user\":\"alice\"",
+        "\"user\":\"root\",\"groups\":[\"system:masters\"]",
+    );
+    let (ok, out, err) = tc
+        .kubectl_stdin(
+            &["create", "--validate=false", "-o", "json", "-f", "-"],
+            Some(&admins),
         )
         .await;
     assert!(ok, "{err}");

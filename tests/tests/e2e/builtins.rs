@@ -82,6 +82,41 @@ const UPSTREAM_RESOURCES: &[(&str, &str, &str, &str, &str)] = &[
         "SelfSubjectReview",
     ),
     (
+        "tokenreviews",
+        "",
+        "authentication.k8s.io/v1",
+        "false",
+        "TokenReview",
+    ),
+    (
+        "localsubjectaccessreviews",
+        "",
+        "authorization.k8s.io/v1",
+        "true",
+        "LocalSubjectAccessReview",
+    ),
+    (
+        "selfsubjectaccessreviews",
+        "",
+        "authorization.k8s.io/v1",
+        "false",
+        "SelfSubjectAccessReview",
+    ),
+    (
+        "selfsubjectrulesreviews",
+        "",
+        "authorization.k8s.io/v1",
+        "false",
+        "SelfSubjectRulesReview",
+    ),
+    (
+        "subjectaccessreviews",
+        "",
+        "authorization.k8s.io/v1",
+        "false",
+        "SubjectAccessReview",
+    ),
+    (
         "horizontalpodautoscalers",
         "hpa",
         "autoscaling/v2",
@@ -498,6 +533,19 @@ async fn api_resources_defaults_validation_and_columns_match_upstream() {
         ),
         (vec!["get", "rolebindings"], vec!["NAME", "ROLE", "AGE"]),
         (vec!["get", "leases"], vec!["NAME", "HOLDER", "AGE"]),
+        (
+            vec!["get", "configmaps", "-n", "kube-system"],
+            vec!["NAME", "DATA", "AGE"],
+        ),
+        (vec!["get", "clusterroles"], vec!["NAME", "CREATED AT"]),
+        (
+            vec!["get", "roles", "-n", "kube-system"],
+            vec!["NAME", "CREATED AT"],
+        ),
+        (
+            vec!["get", "clusterrolebindings", "-o", "wide"],
+            vec!["NAME", "ROLE", "AGE", "USERS", "GROUPS", "SERVICEACCOUNTS"],
+        ),
         (
             vec!["get", "pvc"],
             vec![

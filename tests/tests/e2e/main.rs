@@ -18,6 +18,7 @@ mod harness;
 mod kubectl;
 mod multiversion;
 mod protobuf;
+mod rbac;
 mod resilience;
 mod rest;
 mod services;

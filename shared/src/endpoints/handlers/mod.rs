@@ -183,6 +183,63 @@ pub fn decode_json(bytes: &[u8]) -> Result<Value, ApiError> {
     })
 }
 
+/// Reads the body of a request to a handler-served kind (reviews,
+/// TokenRequest, Eviction, Binding) in whichever format the client sent:
+/// JSON, YAML or protobuf (the `k8s\0` envelope names the kind). An empty
+/// body is `Null`; other content types are 415.
+pub async fn read_object_body(req: Request) -> Result<Value, ApiError> {
+    use crate::endpoints::negotiation::{body_format, BodyFormat};
+    let ct = req
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let format = body_format(ct.as_deref());
+    let bytes = read_body(req).await?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Value::Null);
+    }
+    match format {
+        Ok(BodyFormat::Json) => decode_json(&bytes),
+        Ok(BodyFormat::Yaml) => create::decode_yaml(&bytes),
+        Ok(BodyFormat::Protobuf) => crate::protobuf::decode_object(&bytes)
+            .map_err(|e| ApiError::bad_request(format!("failed to decode protobuf body: {e}"))),
+        _ => Err(ApiError::unsupported_media_type(
+            ct.as_deref().unwrap_or(""),
+            &[
+                "application/json",
+                "application/yaml",
+                "application/vnd.kubernetes.protobuf",
+            ],
+        )),
+    }
+}
+
+/// `value` in the format the request's `Accept` asks for (JSON, YAML or
+/// protobuf, falling back to JSON for kinds protobuf does not cover); an
+/// unacceptable `Accept` is 406.
+pub fn respond_to(
+    headers: &http::HeaderMap,
+    uri: &http::Uri,
+    code: u16,
+    value: &Value,
+) -> Response {
+    let accept = headers
+        .get(http::header::ACCEPT)
+        .and_then(|v| v.to_str().ok());
+    let pretty = Query::from_uri(uri).flag("pretty");
+    match crate::endpoints::negotiation::negotiate_for(accept, false, None, pretty, true) {
+        Ok(neg) if neg.format == Format::Protobuf => match crate::protobuf::encode_object(value) {
+            Ok(bytes) => bytes_response(code, Format::Protobuf.content_type(), bytes),
+            // A kind without protobuf tables: JSON, which every client
+            // asking for protobuf also accepts.
+            Err(_) => json_response(code, value, pretty),
+        },
+        Ok(neg) => respond(code, value, &neg),
+        Err(e) => e.into_response(),
+    }
+}
+
 /// A JSON response.
 pub fn json_response(code: u16, value: &Value, pretty: bool) -> Response {
     let bytes = if pretty {
@@ -403,12 +460,8 @@ async fn serve_custom(
         ""
     };
     let ctx = rest.write_context("CreateOptions")?;
-    let bytes = read_body(req).await?;
-    let body = if bytes.iter().all(u8::is_ascii_whitespace) {
-        Value::Null
-    } else {
-        decode_json(&bytes)?
-    };
+    let (headers, uri) = (req.headers().clone(), req.uri().clone());
+    let body = read_object_body(req).await?;
     let (code, value) = (sub.handler)(crate::registry::resource::SubresourceCall {
         store: rest.store,
         namespace,
@@ -418,7 +471,7 @@ async fn serve_custom(
         ctx,
     })
     .await?;
-    Ok(json_response(code, &value, rest.query.flag("pretty")))
+    Ok(respond_to(&headers, &uri, code, &value))
 }
 
 /// Serves one resource request against its store.

@@ -1,0 +1,719 @@
+//! RBAC: upstream's `rbac.authorization.k8s.io` authorizer.
+//!
+//! Decisions come from an in-memory [`RbacIndex`] of Roles, ClusterRoles,
+//! RoleBindings and ClusterRoleBindings, rebuilt by the owner of those
+//! objects whenever one changes (kube-core feeds it from its watch caches),
+//! so a decision never waits on storage. The rules are upstream's:
+//!
+//! - ClusterRoleBindings grant their ClusterRole everywhere; RoleBindings
+//!   grant their Role or ClusterRole in their own namespace only.
+//! - A subject applies to a user by name (`User`), by group (`Group`), or as
+//!   `system:serviceaccount:<namespace>:<name>` (`ServiceAccount`, whose
+//!   namespace defaults to the binding's).
+//! - A rule allows a resource request when verb, API group, resource (with
+//!   `resource/subresource` and `*/subresource` forms) and resource name all
+//!   match (`*` matches anything; empty `resourceNames` matches every name);
+//!   a non-resource request when verb and URL match (a trailing `*` matches a
+//!   prefix).
+//! - RBAC only ever allows: without a matching rule it has no opinion, with
+//!   the reason naming missing roles (`RBAC: clusterrole... not found`).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock};
+
+use serde_json::{json, Value};
+
+use super::{decided, Attributes, Authorizer, Decision, DecisionFuture};
+use crate::authentication::UserInfo;
+use crate::endpoints::request_info::RequestInfo;
+
+/// One rule of a Role or ClusterRole.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PolicyRule {
+    pub verbs: Vec<String>,
+    pub api_groups: Vec<String>,
+    pub resources: Vec<String>,
+    pub resource_names: Vec<String>,
+    pub non_resource_urls: Vec<String>,
+}
+
+fn strings(v: &Value, key: &str) -> Vec<String> {
+    v.get(key)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_string)
+        .collect()
+}
+
+fn str_at<'a>(v: &'a Value, key: &str) -> &'a str {
+    v.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+impl PolicyRule {
+    /// Reads a rule from its JSON form; missing lists are empty.
+    pub fn from_json(v: &Value) -> Self {
+        PolicyRule {
+            verbs: strings(v, "verbs"),
+            api_groups: strings(v, "apiGroups"),
+            resources: strings(v, "resources"),
+            resource_names: strings(v, "resourceNames"),
+            non_resource_urls: strings(v, "nonResourceURLs"),
+        }
+    }
+
+    /// Whether this rule allows the request.
+    pub fn allows(&self, r: &RequestInfo) -> bool {
+        if !matches_any(&self.verbs, &r.verb) {
+            return false;
+        }
+        if !r.is_resource_request {
+            return self
+                .non_resource_urls
+                .iter()
+                .any(|u| non_resource_url_matches(u, &r.path));
+        }
+        matches_any(&self.api_groups, &r.api_group)
+            && resource_matches(&self.resources, &r.resource, &r.subresource)
+            && (self.resource_names.is_empty() || self.resource_names.contains(&r.name))
+    }
+}
+
+fn matches_any(allowed: &[String], requested: &str) -> bool {
+    allowed.iter().any(|a| a == "*" || a == requested)
+}
+
+/// Upstream's `ResourceMatches`: `*`, the exact `resource[/subresource]`, or
+/// `*/subresource`.
+fn resource_matches(rules: &[String], resource: &str, subresource: &str) -> bool {
+    rules.iter().any(|rule| {
+        if rule == "*" {
+            return true;
+        }
+        if subresource.is_empty() {
+            return rule == resource;
+        }
+        match rule.split_once('/') {
+            Some((res, sub)) => sub == subresource && (res == resource || res == "*"),
+            None => false,
+        }
+    })
+}
+
+/// Upstream's `NonResourceURLMatches`: `*`, the exact path, or a prefix
+/// ending in `*`.
+pub fn non_resource_url_matches(rule: &str, path: &str) -> bool {
+    if rule == "*" || rule == path {
+        return true;
+    }
+    match rule.strip_suffix('*') {
+        Some(prefix) => path.starts_with(prefix),
+        None => false,
+    }
+}
+
+/// Who a binding grants its role to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Subject {
+    pub kind: String,
+    pub name: String,
+    pub namespace: String,
+}
+
+impl Subject {
+    /// Upstream's `appliesToUser`; `binding_namespace` is the default
+    /// namespace of ServiceAccount subjects.
+    pub fn applies_to(&self, user: &UserInfo, binding_namespace: &str) -> bool {
+        match self.kind.as_str() {
+            "User" => user.name == self.name,
+            "Group" => user.in_group(&self.name),
+            "ServiceAccount" => {
+                let ns = if self.namespace.is_empty() {
+                    binding_namespace
+                } else {
+                    &self.namespace
+                };
+                user.name
+                    .strip_prefix("system:serviceaccount:")
+                    .and_then(|rest| rest.split_once(':'))
+                    .is_some_and(|(n, name)| n == ns && name == self.name)
+            }
+            _ => false,
+        }
+    }
+}
+
+/// A RoleBinding (with its namespace) or ClusterRoleBinding (namespace empty).
+#[derive(Clone, Debug)]
+struct Binding {
+    namespace: String,
+    subjects: Vec<Subject>,
+    role_kind: String,
+    role_name: String,
+}
+
+impl Binding {
+    fn from_json(v: &Value) -> Self {
+        let meta = v.get("metadata").cloned().unwrap_or(Value::Null);
+        let role_ref = v.get("roleRef").cloned().unwrap_or(Value::Null);
+        Binding {
+            namespace: str_at(&meta, "namespace").to_string(),
+            subjects: v
+                .get("subjects")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .map(|s| Subject {
+                    kind: str_at(s, "kind").to_string(),
+                    name: str_at(s, "name").to_string(),
+                    namespace: str_at(s, "namespace").to_string(),
+                })
+                .collect(),
+            role_kind: str_at(&role_ref, "kind").to_string(),
+            role_name: str_at(&role_ref, "name").to_string(),
+        }
+    }
+
+    fn applies_to(&self, user: &UserInfo) -> bool {
+        self.subjects
+            .iter()
+            .any(|s| s.applies_to(user, &self.namespace))
+    }
+}
+
+fn rules_of(v: &Value) -> Arc<Vec<PolicyRule>> {
+    Arc::new(
+        v.get("rules")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(PolicyRule::from_json)
+            .collect(),
+    )
+}
+
+fn meta_str<'a>(v: &'a Value, key: &str) -> &'a str {
+    v.get("metadata")
+        .and_then(|m| m.get(key))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+/// The RBAC objects, indexed for authorization.
+#[derive(Default)]
+pub struct RbacIndex {
+    cluster_roles: HashMap<String, Arc<Vec<PolicyRule>>>,
+    roles: HashMap<(String, String), Arc<Vec<PolicyRule>>>,
+    cluster_role_bindings: Vec<Binding>,
+    role_bindings: HashMap<String, Vec<Binding>>,
+}
+
+/// Where the rules a visitor sees come from.
+pub enum RuleSource<'a> {
+    /// A rule of the role a binding refers to.
+    Rule(&'a PolicyRule),
+    /// A binding whose role does not exist (the reason RBAC reports).
+    Missing(String),
+}
+
+impl RbacIndex {
+    /// Indexes the four kinds' objects (their JSON as stored).
+    pub fn build<'a>(
+        cluster_roles: impl IntoIterator<Item = &'a Value>,
+        roles: impl IntoIterator<Item = &'a Value>,
+        cluster_role_bindings: impl IntoIterator<Item = &'a Value>,
+        role_bindings: impl IntoIterator<Item = &'a Value>,
+    ) -> Self {
+        let mut idx = RbacIndex::default();
+        for r in cluster_roles {
+            idx.cluster_roles
+                .insert(meta_str(r, "name").to_string(), rules_of(r));
+        }
+        for r in roles {
+            idx.roles.insert(
+                (
+                    meta_str(r, "namespace").to_string(),
+                    meta_str(r, "name").to_string(),
+                ),
+                rules_of(r),
+            );
+        }
+        idx.cluster_role_bindings = cluster_role_bindings
+            .into_iter()
+            .map(Binding::from_json)
+            .collect();
+        for b in role_bindings {
+            let b = Binding::from_json(b);
+            idx.role_bindings
+                .entry(b.namespace.clone())
+                .or_default()
+                .push(b);
+        }
+        idx
+    }
+
+    fn role_rules(&self, b: &Binding) -> Result<&[PolicyRule], String> {
+        let found = match b.role_kind.as_str() {
+            "ClusterRole" => self.cluster_roles.get(&b.role_name),
+            "Role" => self.roles.get(&(b.namespace.clone(), b.role_name.clone())),
+            _ => None,
+        };
+        found
+            .map(|r| r.as_slice())
+            .ok_or_else(|| match b.role_kind.as_str() {
+                "ClusterRole" => format!(
+                    "clusterrole.rbac.authorization.k8s.io \"{}\" not found",
+                    b.role_name
+                ),
+                _ => format!(
+                    "role.rbac.authorization.k8s.io \"{}\" not found",
+                    b.role_name
+                ),
+            })
+    }
+
+    /// The rules of the role a binding in `namespace` refers to
+    /// (`kind` `Role` or `ClusterRole`), if it exists.
+    pub fn role_ref_rules(&self, kind: &str, namespace: &str, name: &str) -> Option<Vec<PolicyRule>> {
+        let found = match kind {
+            "ClusterRole" => self.cluster_roles.get(name),
+            "Role" => self.roles.get(&(namespace.to_string(), name.to_string())),
+            _ => None,
+        };
+        found.map(|r| r.as_ref().clone())
+    }
+
+    /// Calls `visit` with every rule granted to `user` in `namespace` (the
+    /// cluster-wide ones first), stopping when it returns `false`.
+    pub fn visit_rules_for(
+        &self,
+        user: &UserInfo,
+        namespace: &str,
+        mut visit: impl FnMut(RuleSource<'_>) -> bool,
+    ) {
+        let namespaced = (!namespace.is_empty())
+            .then(|| self.role_bindings.get(namespace))
+            .flatten()
+            .into_iter()
+            .flatten();
+        for b in self.cluster_role_bindings.iter().chain(namespaced) {
+            if !b.applies_to(user) {
+                continue;
+            }
+            match self.role_rules(b) {
+                Ok(rules) => {
+                    for r in rules {
+                        if !visit(RuleSource::Rule(r)) {
+                            return;
+                        }
+                    }
+                }
+                Err(e) => {
+                    if !visit(RuleSource::Missing(e)) {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The decision for one request.
+    pub fn decide(&self, user: &UserInfo, request: &RequestInfo) -> Decision {
+        let mut allowed = false;
+        let mut errors = Vec::new();
+        self.visit_rules_for(user, &request.namespace, |src| match src {
+            RuleSource::Rule(rule) => {
+                allowed = rule.allows(request);
+                !allowed
+            }
+            RuleSource::Missing(e) => {
+                errors.push(e);
+                true
+            }
+        });
+        if allowed {
+            return Decision::Allow;
+        }
+        Decision::NoOpinion(match errors.len() {
+            0 => String::new(),
+            1 => format!("RBAC: {}", errors[0]),
+            _ => format!("RBAC: [{}]", errors.join(", ")),
+        })
+    }
+
+    /// Every rule granted to `user` in `namespace` and the errors met on the
+    /// way (for SelfSubjectRulesReview).
+    pub fn rules_for(&self, user: &UserInfo, namespace: &str) -> (Vec<PolicyRule>, Vec<String>) {
+        let (mut rules, mut errors) = (Vec::new(), Vec::new());
+        self.visit_rules_for(user, namespace, |src| {
+            match src {
+                RuleSource::Rule(r) => rules.push(r.clone()),
+                RuleSource::Missing(e) => errors.push(e),
+            }
+            true
+        });
+        (rules, errors)
+    }
+}
+
+/// The RBAC authorizer. Until the owner of the RBAC objects has loaded them
+/// ([`RbacAuthorizer::replace`] with `synced`), it has no opinion, so only
+/// authorizers before it (`system:masters`) allow anything.
+#[derive(Default)]
+pub struct RbacAuthorizer {
+    index: RwLock<Arc<RbacIndex>>,
+    synced: AtomicBool,
+}
+
+impl RbacAuthorizer {
+    /// An authorizer with no objects, not synced.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Installs a new index; `synced` once every kind was listed.
+    pub fn replace(&self, index: RbacIndex, synced: bool) {
+        if let Ok(mut guard) = self.index.write() {
+            *guard = Arc::new(index);
+        }
+        if synced {
+            self.synced.store(true, Ordering::Release);
+        }
+    }
+
+    /// Whether every kind has been loaded.
+    pub fn synced(&self) -> bool {
+        self.synced.load(Ordering::Acquire)
+    }
+
+    /// The current index.
+    pub fn snapshot(&self) -> Arc<RbacIndex> {
+        match self.index.read() {
+            Ok(g) => g.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+}
+
+impl Authorizer for RbacAuthorizer {
+    fn authorize<'a>(&'a self, attrs: &'a Attributes<'a>) -> DecisionFuture<'a> {
+        if !self.synced() {
+            return decided(Decision::NoOpinion(
+                "RBAC: the authorization cache is not loaded yet".into(),
+            ));
+        }
+        decided(self.snapshot().decide(attrs.user, attrs.request))
+    }
+}
+
+/// The parts of `servant` that none of `owner` covers (upstream's
+/// `Covers`, used by RBAC's escalation check: nobody may grant what they do
+/// not hold). `servant` is broken down into one-verb, one-group,
+/// one-resource, one-name rules; the missing ones are returned.
+pub fn uncovered(owner: &[PolicyRule], servant: &PolicyRule) -> Vec<PolicyRule> {
+    let mut missing = Vec::new();
+    let one = |v: &str| vec![v.to_string()];
+    for verb in &servant.verbs {
+        for url in &servant.non_resource_urls {
+            let covered = owner.iter().any(|o| {
+                matches_any(&o.verbs, verb)
+                    && o.non_resource_urls.iter().any(|u| non_resource_url_matches(u, url))
+            });
+            if !covered {
+                missing.push(PolicyRule {
+                    verbs: one(verb),
+                    non_resource_urls: one(url),
+                    ..Default::default()
+                });
+            }
+        }
+        for group in &servant.api_groups {
+            for resource in &servant.resources {
+                let names: Vec<Option<&String>> = if servant.resource_names.is_empty() {
+                    vec![None]
+                } else {
+                    servant.resource_names.iter().map(Some).collect()
+                };
+                for name in names {
+                    let covered = owner.iter().any(|o| {
+                        matches_any(&o.verbs, verb)
+                            && matches_any(&o.api_groups, group)
+                            && resource_covers(&o.resources, resource)
+                            && match name {
+                                None => o.resource_names.is_empty(),
+                                Some(n) => o.resource_names.is_empty() || o.resource_names.contains(n),
+                            }
+                    });
+                    if !covered {
+                        missing.push(PolicyRule {
+                            verbs: one(verb),
+                            api_groups: one(group),
+                            resources: one(resource),
+                            resource_names: name.map(|n| one(n)).unwrap_or_default(),
+                            ..Default::default()
+                        });
+                    }
+                }
+            }
+        }
+    }
+    missing
+}
+
+/// Whether an owner's `resources` cover one servant resource (`*`, the
+/// exact name, or `*/<subresource>` for a subresource).
+fn resource_covers(owner: &[String], resource: &str) -> bool {
+    owner.iter().any(|o| {
+        o == "*"
+            || o == resource
+            || resource
+                .split_once('/')
+                .is_some_and(|(_, sub)| o.strip_prefix("*/") == Some(sub))
+    })
+}
+
+/// Upstream's compact form of rules in escalation errors:
+/// `{APIGroups:["apps"], Resources:["deployments"], Verbs:["get"]}`.
+pub fn compact_string(rules: &[PolicyRule]) -> String {
+    let list = |v: &[String]| {
+        format!(
+            "[{}]",
+            v.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>().join(" ")
+        )
+    };
+    rules
+        .iter()
+        .map(|r| {
+            let mut parts = Vec::new();
+            if !r.api_groups.is_empty() {
+                parts.push(format!("APIGroups:{}", list(&r.api_groups)));
+            }
+            if !r.resources.is_empty() {
+                parts.push(format!("Resources:{}", list(&r.resources)));
+            }
+            if !r.resource_names.is_empty() {
+                parts.push(format!("ResourceNames:{}", list(&r.resource_names)));
+            }
+            if !r.non_resource_urls.is_empty() {
+                parts.push(format!("NonResourceURLs:{}", list(&r.non_resource_urls)));
+            }
+            parts.push(format!("Verbs:{}", list(&r.verbs)));
+            format!("{{{}}}", parts.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Rules in SelfSubjectRulesReview's form: `(resourceRules, nonResourceRules)`.
+pub fn review_rules(rules: &[PolicyRule]) -> (Vec<Value>, Vec<Value>) {
+    let (mut res, mut non) = (Vec::new(), Vec::new());
+    for r in rules {
+        if !r.resources.is_empty() {
+            let mut v =
+                json!({"verbs": r.verbs, "apiGroups": r.api_groups, "resources": r.resources});
+            if !r.resource_names.is_empty() {
+                v["resourceNames"] = json!(r.resource_names);
+            }
+            res.push(v);
+        }
+        if !r.non_resource_urls.is_empty() {
+            non.push(json!({"verbs": r.verbs, "nonResourceURLs": r.non_resource_urls}));
+        }
+    }
+    (res, non)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn user(name: &str, groups: &[&str]) -> UserInfo {
+        UserInfo {
+            name: name.into(),
+            groups: groups.iter().map(|g| g.to_string()).collect(),
+            ..Default::default()
+        }
+    }
+
+    fn req(
+        verb: &str,
+        group: &str,
+        resource: &str,
+        sub: &str,
+        ns: &str,
+        name: &str,
+    ) -> RequestInfo {
+        RequestInfo {
+            is_resource_request: true,
+            verb: verb.into(),
+            api_group: group.into(),
+            resource: resource.into(),
+            subresource: sub.into(),
+            namespace: ns.into(),
+            name: name.into(),
+            ..Default::default()
+        }
+    }
+
+    fn index() -> RbacIndex {
+        let cr = [
+            json!({"metadata": {"name": "pod-reader"}, "rules": [
+                {"apiGroups": [""], "resources": ["pods", "pods/log"], "verbs": ["get", "list"]}]}),
+            json!({"metadata": {"name": "status-writer"}, "rules": [
+                {"apiGroups": ["*"], "resources": ["*/status"], "verbs": ["update"]}]}),
+            json!({"metadata": {"name": "discovery"}, "rules": [
+                {"nonResourceURLs": ["/apis", "/apis/*"], "verbs": ["get"]}]}),
+        ];
+        let roles = [
+            json!({"metadata": {"name": "one-cm", "namespace": "team"}, "rules": [
+                {"apiGroups": [""], "resources": ["configmaps"], "resourceNames": ["settings"], "verbs": ["*"]}]}),
+        ];
+        let crb = [
+            json!({"metadata": {"name": "d"}, "roleRef": {"kind": "ClusterRole", "name": "discovery"},
+                "subjects": [{"kind": "Group", "name": "system:authenticated"}]}),
+            json!({"metadata": {"name": "s"}, "roleRef": {"kind": "ClusterRole", "name": "status-writer"},
+                "subjects": [{"kind": "ServiceAccount", "name": "ctl", "namespace": "kube-system"}]}),
+        ];
+        let rb = [
+            json!({"metadata": {"name": "a", "namespace": "team"}, "roleRef": {"kind": "ClusterRole", "name": "pod-reader"},
+                "subjects": [{"kind": "User", "name": "alice"}]}),
+            json!({"metadata": {"name": "b", "namespace": "team"}, "roleRef": {"kind": "Role", "name": "one-cm"},
+                "subjects": [{"kind": "ServiceAccount", "name": "app"}]}),
+            json!({"metadata": {"name": "c", "namespace": "team"}, "roleRef": {"kind": "ClusterRole", "name": "gone"},
+                "subjects": [{"kind": "User", "name": "bob"}]}),
+        ];
+        RbacIndex::build(&cr, &roles, &crb, &rb)
+    }
+
+    #[test]
+    fn role_bindings_grant_in_their_namespace_only() {
+        let idx = index();
+        let alice = user("alice", &["system:authenticated"]);
+        assert_eq!(
+            idx.decide(&alice, &req("list", "", "pods", "", "team", "")),
+            Decision::Allow
+        );
+        assert_eq!(
+            idx.decide(&alice, &req("get", "", "pods", "log", "team", "p")),
+            Decision::Allow
+        );
+        assert!(matches!(
+            idx.decide(&alice, &req("list", "", "pods", "", "other", "")),
+            Decision::NoOpinion(_)
+        ));
+        assert!(matches!(
+            idx.decide(&alice, &req("delete", "", "pods", "", "team", "p")),
+            Decision::NoOpinion(_)
+        ));
+        assert!(matches!(
+            idx.decide(&alice, &req("get", "", "pods", "exec", "team", "p")),
+            Decision::NoOpinion(_)
+        ));
+    }
+
+    #[test]
+    fn service_accounts_resource_names_and_wildcard_subresources() {
+        let idx = index();
+        let app = user("system:serviceaccount:team:app", &[]);
+        assert_eq!(
+            idx.decide(
+                &app,
+                &req("patch", "", "configmaps", "", "team", "settings")
+            ),
+            Decision::Allow
+        );
+        assert!(matches!(
+            idx.decide(&app, &req("get", "", "configmaps", "", "team", "other")),
+            Decision::NoOpinion(_)
+        ));
+        assert!(matches!(
+            idx.decide(&app, &req("list", "", "configmaps", "", "team", "")),
+            Decision::NoOpinion(_)
+        ));
+        let ctl = user("system:serviceaccount:kube-system:ctl", &[]);
+        assert_eq!(
+            idx.decide(
+                &ctl,
+                &req("update", "apps", "deployments", "status", "x", "d")
+            ),
+            Decision::Allow
+        );
+        assert!(matches!(
+            idx.decide(&ctl, &req("update", "apps", "deployments", "", "x", "d")),
+            Decision::NoOpinion(_)
+        ));
+    }
+
+    #[test]
+    fn non_resource_urls_and_missing_roles() {
+        let idx = index();
+        let bob = user("bob", &["system:authenticated"]);
+        let path = |p: &str| RequestInfo {
+            is_resource_request: false,
+            verb: "get".into(),
+            path: p.into(),
+            ..Default::default()
+        };
+        assert_eq!(idx.decide(&bob, &path("/apis/apps/v1")), Decision::Allow);
+        assert_eq!(idx.decide(&bob, &path("/apis")), Decision::Allow);
+        assert!(matches!(
+            idx.decide(&bob, &path("/metrics")),
+            Decision::NoOpinion(_)
+        ));
+        assert_eq!(
+            idx.decide(&bob, &req("get", "", "pods", "", "team", "p")),
+            Decision::NoOpinion(
+                "RBAC: clusterrole.rbac.authorization.k8s.io \"gone\" not found".into()
+            )
+        );
+        let (rules, errors) = idx.rules_for(&bob, "team");
+        assert_eq!(rules.len(), 1);
+        assert_eq!(errors.len(), 1);
+        let (res, non) = review_rules(&rules);
+        assert!(res.is_empty());
+        assert_eq!(non[0]["nonResourceURLs"], json!(["/apis", "/apis/*"]));
+    }
+
+    #[test]
+    fn coverage_is_checked_rule_by_rule() {
+        let rule = |v: Value| PolicyRule::from_json(&v);
+        let owner = vec![
+            rule(json!({"apiGroups": [""], "resources": ["pods", "*/status"], "verbs": ["get", "list"]})),
+            rule(json!({"apiGroups": ["apps"], "resources": ["*"], "resourceNames": ["web"], "verbs": ["*"]})),
+            rule(json!({"nonResourceURLs": ["/logs/*"], "verbs": ["get"]})),
+        ];
+        let servant = rule(json!({"apiGroups": [""], "resources": ["pods", "pods/status", "secrets"], "verbs": ["get"]}));
+        let missing = uncovered(&owner, &servant);
+        assert_eq!(missing.len(), 1);
+        assert_eq!(
+            compact_string(&missing),
+            "{APIGroups:[\"\"], Resources:[\"secrets\"], Verbs:[\"get\"]}"
+        );
+        let named = rule(json!({"apiGroups": ["apps"], "resources": ["deployments"], "resourceNames": ["web"], "verbs": ["delete"]}));
+        assert!(uncovered(&owner, &named).is_empty());
+        let unnamed = rule(json!({"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["delete"]}));
+        assert_eq!(uncovered(&owner, &unnamed).len(), 1);
+        let url = rule(json!({"nonResourceURLs": ["/logs/a", "/metrics"], "verbs": ["get"]}));
+        assert_eq!(uncovered(&owner, &url)[0].non_resource_urls, ["/metrics"]);
+    }
+
+    #[test]
+    fn url_patterns() {
+        assert!(non_resource_url_matches("/healthz*", "/healthz/etcd"));
+        assert!(non_resource_url_matches("*", "/x"));
+        assert!(!non_resource_url_matches("/healthz", "/healthz/etcd"));
+        assert!(resource_matches(
+            &["*/scale".into()],
+            "deployments",
+            "scale"
+        ));
+        assert!(!resource_matches(&["*/scale".into()], "deployments", ""));
+        assert!(!resource_matches(
+            &["deployments".into()],
+            "deployments",
+            "scale"
+        ));
+    }
+}

@@ -1,0 +1,108 @@
+//! An in-memory mirror of one resource, as an informer's store: a streaming
+//! list (`sendInitialEvents`) followed by the watch, relisting whenever the
+//! watch ends. Controllers and authorizers inside a server read it instead
+//! of storage.
+//!
+//! The mirror is published through a `tokio::sync::watch` channel: readers
+//! `borrow()` the current [`Mirror`] and `changed().await` to hear about
+//! the next change. A relist replaces the objects at once when its initial
+//! events end, so readers never see a half-listed state.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::watch;
+
+use super::meta;
+use super::store::{ListOptions, Store};
+use super::watch::WatchOptions;
+
+/// Pause before relisting after a watch failed or ended.
+const RELIST_BACKOFF: Duration = Duration::from_secs(1);
+
+/// The mirrored objects by `namespace/name` (`name` when cluster-scoped).
+#[derive(Clone, Debug, Default)]
+pub struct Mirror {
+    pub objects: BTreeMap<String, Value>,
+    /// Whether the first list has completed.
+    pub synced: bool,
+}
+
+fn key_of(obj: &Value) -> String {
+    let ns = meta::namespace(obj);
+    let name = meta::name(obj);
+    if ns.is_empty() {
+        name.to_string()
+    } else {
+        format!("{ns}/{name}")
+    }
+}
+
+/// A new, empty mirror channel.
+pub fn channel() -> (watch::Sender<Mirror>, watch::Receiver<Mirror>) {
+    watch::channel(Mirror::default())
+}
+
+/// Runs forever: keeps `tx` holding the objects of `store` (all namespaces).
+pub async fn run(store: Store, tx: watch::Sender<Mirror>) {
+    loop {
+        if let Err(e) = mirror_once(&store, &tx).await {
+            tracing::debug!(resource = %store.def.resource, error = %e, "mirror: relisting");
+        }
+        if tx.is_closed() {
+            return;
+        }
+        tokio::time::sleep(RELIST_BACKOFF).await;
+    }
+}
+
+async fn mirror_once(store: &Store, tx: &watch::Sender<Mirror>) -> Result<(), String> {
+    let opts = WatchOptions {
+        list: ListOptions {
+            resource_version_match: Some("NotOlderThan".into()),
+            ..Default::default()
+        },
+        allow_bookmarks: true,
+        send_initial_events: Some(true),
+        timeout: None,
+    };
+    let mut events = store.watch("", opts).await.map_err(|e| e.to_string())?;
+    let mut initial: Option<BTreeMap<String, Value>> = Some(BTreeMap::new());
+    while let Some(ev) = events.recv().await {
+        match ev.type_ {
+            "ERROR" => return Err(ev.object.to_string()),
+            "BOOKMARK" => {
+                let end = ev
+                    .object
+                    .pointer("/metadata/annotations/k8s.io~1initial-events-end")
+                    .and_then(Value::as_str)
+                    == Some("true");
+                if let (true, Some(objects)) = (end, initial.take()) {
+                    tx.send_modify(|m| {
+                        m.objects = objects;
+                        m.synced = true;
+                    });
+                }
+            }
+            kind => {
+                let key = key_of(&ev.object);
+                match (&mut initial, kind) {
+                    (Some(objects), "DELETED") => {
+                        objects.remove(&key);
+                    }
+                    (Some(objects), _) => {
+                        objects.insert(key, ev.object);
+                    }
+                    (None, "DELETED") => tx.send_modify(|m| {
+                        m.objects.remove(&key);
+                    }),
+                    (None, _) => tx.send_modify(|m| {
+                        m.objects.insert(key, ev.object);
+                    }),
+                }
+            }
+        }
+    }
+    Err("watch closed".into())
+}
