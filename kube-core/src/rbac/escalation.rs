@@ -35,7 +35,14 @@ fn rules_of(obj: &Value) -> Vec<PolicyRule> {
 }
 
 impl RbacEscalation {
-    async fn allowed(&self, user: &UserInfo, verb: &str, resource: &str, ns: &str, name: &str) -> bool {
+    async fn allowed(
+        &self,
+        user: &UserInfo,
+        verb: &str,
+        resource: &str,
+        ns: &str,
+        name: &str,
+    ) -> bool {
         let request = RequestInfo {
             is_resource_request: true,
             verb: verb.into(),
@@ -86,7 +93,12 @@ impl RbacEscalation {
         Err(ApiError::forbidden(gr, name, &msg))
     }
 
-    async fn check(&self, a: &Attributes<'_>, user: &UserInfo, obj: &Value) -> Result<(), ApiError> {
+    async fn check(
+        &self,
+        a: &Attributes<'_>,
+        user: &UserInfo,
+        obj: &Value,
+    ) -> Result<(), ApiError> {
         let resource = a.resource.resource.as_str();
         let gr = GroupResource {
             group: GROUP,
@@ -99,7 +111,10 @@ impl RbacEscalation {
                 if unchanged("rules") && unchanged("aggregationRule") {
                     return Ok(());
                 }
-                if self.allowed(user, "escalate", resource, a.namespace, a.name).await {
+                if self
+                    .allowed(user, "escalate", resource, a.namespace, a.name)
+                    .await
+                {
                     return Ok(());
                 }
                 if resource == "clusterroles"
@@ -119,13 +134,27 @@ impl RbacEscalation {
                 if unchanged("roleRef") && unchanged("subjects") {
                     return Ok(());
                 }
-                let kind = obj.pointer("/roleRef/kind").and_then(Value::as_str).unwrap_or("");
-                let role = obj.pointer("/roleRef/name").and_then(Value::as_str).unwrap_or("");
-                let role_resource = if kind == "Role" { "roles" } else { "clusterroles" };
-                if self.allowed(user, "bind", role_resource, a.namespace, role).await {
+                let kind = obj
+                    .pointer("/roleRef/kind")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                let role = obj
+                    .pointer("/roleRef/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                let role_resource = if kind == "Role" {
+                    "roles"
+                } else {
+                    "clusterroles"
+                };
+                if self
+                    .allowed(user, "bind", role_resource, a.namespace, role)
+                    .await
+                {
                     return Ok(());
                 }
-                let Some(rules) = self.rbac.snapshot().role_ref_rules(kind, a.namespace, role) else {
+                let Some(rules) = self.rbac.snapshot().role_ref_rules(kind, a.namespace, role)
+                else {
                     return Err(ApiError::not_found(
                         GroupResource {
                             group: GROUP,
@@ -144,7 +173,10 @@ impl RbacEscalation {
 impl AdmissionPlugin for RbacEscalation {
     fn admit<'a>(&'a self, a: &'a Attributes<'a>) -> BoxFuture<'a, Result<(), ApiError>> {
         Box::pin(async move {
-            if a.resource.group != GROUP || a.operation == Operation::Delete || !a.subresource.is_empty() {
+            if a.resource.group != GROUP
+                || a.operation == Operation::Delete
+                || !a.subresource.is_empty()
+            {
                 return Ok(());
             }
             let (Some(user), Some(obj)) = (a.user, a.object) else {

@@ -276,7 +276,12 @@ impl RbacIndex {
 
     /// The rules of the role a binding in `namespace` refers to
     /// (`kind` `Role` or `ClusterRole`), if it exists.
-    pub fn role_ref_rules(&self, kind: &str, namespace: &str, name: &str) -> Option<Vec<PolicyRule>> {
+    pub fn role_ref_rules(
+        &self,
+        kind: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Option<Vec<PolicyRule>> {
         let found = match kind {
             "ClusterRole" => self.cluster_roles.get(name),
             "Role" => self.roles.get(&(namespace.to_string(), name.to_string())),
@@ -419,7 +424,9 @@ pub fn uncovered(owner: &[PolicyRule], servant: &PolicyRule) -> Vec<PolicyRule> 
         for url in &servant.non_resource_urls {
             let covered = owner.iter().any(|o| {
                 matches_any(&o.verbs, verb)
-                    && o.non_resource_urls.iter().any(|u| non_resource_url_matches(u, url))
+                    && o.non_resource_urls
+                        .iter()
+                        .any(|u| non_resource_url_matches(u, url))
             });
             if !covered {
                 missing.push(PolicyRule {
@@ -443,7 +450,9 @@ pub fn uncovered(owner: &[PolicyRule], servant: &PolicyRule) -> Vec<PolicyRule> 
                             && resource_covers(&o.resources, resource)
                             && match name {
                                 None => o.resource_names.is_empty(),
-                                Some(n) => o.resource_names.is_empty() || o.resource_names.contains(n),
+                                Some(n) => {
+                                    o.resource_names.is_empty() || o.resource_names.contains(n)
+                                }
                             }
                     });
                     if !covered {
@@ -480,7 +489,10 @@ pub fn compact_string(rules: &[PolicyRule]) -> String {
     let list = |v: &[String]| {
         format!(
             "[{}]",
-            v.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>().join(" ")
+            v.iter()
+                .map(|s| format!("{s:?}"))
+                .collect::<Vec<_>>()
+                .join(" ")
         )
     };
     rules
@@ -680,20 +692,29 @@ mod tests {
     fn coverage_is_checked_rule_by_rule() {
         let rule = |v: Value| PolicyRule::from_json(&v);
         let owner = vec![
-            rule(json!({"apiGroups": [""], "resources": ["pods", "*/status"], "verbs": ["get", "list"]})),
-            rule(json!({"apiGroups": ["apps"], "resources": ["*"], "resourceNames": ["web"], "verbs": ["*"]})),
+            rule(
+                json!({"apiGroups": [""], "resources": ["pods", "*/status"], "verbs": ["get", "list"]}),
+            ),
+            rule(
+                json!({"apiGroups": ["apps"], "resources": ["*"], "resourceNames": ["web"], "verbs": ["*"]}),
+            ),
             rule(json!({"nonResourceURLs": ["/logs/*"], "verbs": ["get"]})),
         ];
-        let servant = rule(json!({"apiGroups": [""], "resources": ["pods", "pods/status", "secrets"], "verbs": ["get"]}));
+        let servant = rule(
+            json!({"apiGroups": [""], "resources": ["pods", "pods/status", "secrets"], "verbs": ["get"]}),
+        );
         let missing = uncovered(&owner, &servant);
         assert_eq!(missing.len(), 1);
         assert_eq!(
             compact_string(&missing),
             "{APIGroups:[\"\"], Resources:[\"secrets\"], Verbs:[\"get\"]}"
         );
-        let named = rule(json!({"apiGroups": ["apps"], "resources": ["deployments"], "resourceNames": ["web"], "verbs": ["delete"]}));
+        let named = rule(
+            json!({"apiGroups": ["apps"], "resources": ["deployments"], "resourceNames": ["web"], "verbs": ["delete"]}),
+        );
         assert!(uncovered(&owner, &named).is_empty());
-        let unnamed = rule(json!({"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["delete"]}));
+        let unnamed =
+            rule(json!({"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["delete"]}));
         assert_eq!(uncovered(&owner, &unnamed).len(), 1);
         let url = rule(json!({"nonResourceURLs": ["/logs/a", "/metrics"], "verbs": ["get"]}));
         assert_eq!(uncovered(&owner, &url)[0].non_resource_urls, ["/metrics"]);

@@ -185,17 +185,50 @@ async fn roles_and_bindings_decide_what_users_may_do() {
     assert!(ok, "deleting the RoleBinding did not take effect");
 
     // Escalation: a namespace admin may grant what admin holds, no more.
-    tc.kubectl_ok(&["create", "rolebinding", "bob-admin", "--clusterrole=admin", "--user=bob", "-n", "team"])
-        .await;
+    tc.kubectl_ok(&[
+        "create",
+        "rolebinding",
+        "bob-admin",
+        "--clusterrole=admin",
+        "--user=bob",
+        "-n",
+        "team",
+    ])
+    .await;
     let ok = eventually(Duration::from_secs(10), || async {
-        can_i(&tc, &["create", "rolebindings", "-n", "team", "--as", "bob"]).await == "yes"
+        can_i(
+            &tc,
+            &["create", "rolebindings", "-n", "team", "--as", "bob"],
+        )
+        .await
+            == "yes"
     })
     .await;
     assert!(ok, "admin did not take effect");
-    tc.kubectl_ok(&["create", "rolebinding", "carol-view", "--clusterrole=view", "--user=carol", "-n", "team", "--as", "bob"])
-        .await;
+    tc.kubectl_ok(&[
+        "create",
+        "rolebinding",
+        "carol-view",
+        "--clusterrole=view",
+        "--user=carol",
+        "-n",
+        "team",
+        "--as",
+        "bob",
+    ])
+    .await;
     let (ok, _, err) = tc
-        .kubectl(&["create", "rolebinding", "bob-root", "--clusterrole=cluster-admin", "--user=bob", "-n", "team", "--as", "bob"])
+        .kubectl(&[
+            "create",
+            "rolebinding",
+            "bob-root",
+            "--clusterrole=cluster-admin",
+            "--user=bob",
+            "-n",
+            "team",
+            "--as",
+            "bob",
+        ])
         .await;
     assert!(!ok);
     assert!(
@@ -214,7 +247,9 @@ async fn roles_and_bindings_decide_what_users_may_do() {
             && err.contains("{APIGroups:[\"*\"], Resources:[\"*\"], Verbs:[\"*\"]}"),
         "{err}"
     );
-    let (ok, _, err) = tc.kubectl_stdin(&["create", "-f", "-"], Some(everything)).await;
+    let (ok, _, err) = tc
+        .kubectl_stdin(&["create", "-f", "-"], Some(everything))
+        .await;
     assert!(ok, "the cluster admin may: {err}");
 
     // The access reviews through kube-rs.
