@@ -1,6 +1,7 @@
 //! End-to-end tests: etcd plus the three tiers as separate processes, driven
 //! through the aggregator by kubectl (as a subprocess), kube-rs and raw HTTPS.
 
+mod addon;
 mod aggregator;
 mod aggregator_discovery;
 mod allocation_repair;
