@@ -151,6 +151,8 @@ mod tests {
             service_account_key_file: vec![],
             service_account_issuer: vec![],
             api_audiences: vec![],
+            client_ca_pem: None,
+            requestheader_client_ca_pem: None,
         };
         let data = authentication_configmap_data(&opts).unwrap();
         assert_eq!(data["client-ca-file"], "PEM");

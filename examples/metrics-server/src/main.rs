@@ -121,7 +121,10 @@ fn register(groups: &mut GroupSet, node: String, usage: proc::NodeUsage) {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     shared::server::init_logging();
-    let opts = Options::parse();
+    let mut opts = Options::parse();
+    opts.delegated
+        .lookup_authentication(&mut opts.authentication)
+        .await?;
     let node = match &opts.node_name {
         Some(n) => n.clone(),
         None => std::fs::read_to_string("/proc/sys/kernel/hostname")

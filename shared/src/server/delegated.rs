@@ -10,6 +10,13 @@
 //! `--authorization-kubeconfig`, or from the pod's service account when the
 //! flags are absent and the server runs in a pod. They need the ClusterRole
 //! `system:auth-delegator`.
+//!
+//! As upstream, the client CA and the front proxy's trust (CA, allowed
+//! names, header names) not given by flags are read at start from the
+//! `kube-system/extension-apiserver-authentication` ConfigMap, which the
+//! credentials may read through the Role
+//! `extension-apiserver-authentication-reader`
+//! (`--authentication-skip-lookup` turns this off).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -19,7 +26,11 @@ use crate::authentication::token_review::TokenReviewAuthenticator;
 use crate::authorization::delegating::{DelegatingAuthorizer, ReviewClient};
 use crate::authorization::{AlwaysAllowPaths, Authorizer, PrivilegedGroups, UnionAuthorizer};
 use crate::client::ApiClient;
-use crate::server::options::parse_duration;
+use crate::server::options::{parse_duration, AuthenticationOptions};
+
+/// Where the cluster publishes the trust delegated servers need.
+const AUTHENTICATION_CONFIGMAP: &str =
+    "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication";
 
 /// The flags of delegated authentication and authorization.
 #[derive(clap::Args, Debug, Clone)]
@@ -47,6 +58,16 @@ pub struct DelegatedAuthOptions {
     /// How long TokenReview answers are cached.
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub authentication_token_webhook_cache_ttl: Duration,
+    /// Do not read the client CA and request-header settings missing from
+    /// the flags from the extension-apiserver-authentication ConfigMap.
+    #[arg(long, default_value_t = false, action = clap::ArgAction::Set)]
+    pub authentication_skip_lookup: bool,
+}
+
+/// A JSON-array string of the ConfigMap (`["X-Remote-User"]`).
+fn string_list(data: &serde_json::Value, key: &str) -> Option<Vec<String>> {
+    let text = data.get(key)?.as_str()?;
+    serde_json::from_str(text).ok()
 }
 
 /// What [`DelegatedAuthOptions::build`] makes.
@@ -73,6 +94,86 @@ fn client(flag: &Option<PathBuf>, what: &str) -> anyhow::Result<Option<ApiClient
 }
 
 impl DelegatedAuthOptions {
+    /// Fills what `authn` lacks (client CA; front-proxy CA with its allowed
+    /// names and headers) from the cluster's
+    /// `extension-apiserver-authentication` ConfigMap. A failed lookup is
+    /// logged, not fatal (as upstream: requests the flags cannot
+    /// authenticate are then anonymous).
+    pub async fn lookup_authentication(
+        &self,
+        authn: &mut AuthenticationOptions,
+    ) -> anyhow::Result<()> {
+        let wants_client_ca = authn.client_ca_file.is_none() && authn.client_ca_pem.is_none();
+        let wants_request_header = authn.requestheader_client_ca_file.is_none()
+            && authn.requestheader_client_ca_pem.is_none();
+        if self.authentication_skip_lookup || !(wants_client_ca || wants_request_header) {
+            return Ok(());
+        }
+        let Some(client) = client(&self.authentication_kubeconfig, "authentication")? else {
+            return Ok(());
+        };
+        let cm = match client.get_json(AUTHENTICATION_CONFIGMAP).await {
+            Ok((200, v)) => v,
+            Ok((code, v)) => {
+                tracing::warn!(
+                    code,
+                    message = v
+                        .get("message")
+                        .and_then(serde_json::Value::as_str)
+                        .unwrap_or(""),
+                    "unable to get configmap/extension-apiserver-authentication in kube-system; \
+                     bind the credentials to the Role extension-apiserver-authentication-reader"
+                );
+                return Ok(());
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "unable to get configmap/extension-apiserver-authentication");
+                return Ok(());
+            }
+        };
+        let data = cm.get("data").cloned().unwrap_or_default();
+        let text = |k: &str| {
+            data.get(k)
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_string)
+        };
+        if wants_client_ca {
+            authn.client_ca_pem = text("client-ca-file").map(String::into_bytes);
+        }
+        if wants_request_header {
+            if let Some(ca) = text("requestheader-client-ca-file") {
+                authn.requestheader_client_ca_pem = Some(ca.into_bytes());
+                let set = |target: &mut Vec<String>, key: &str| {
+                    if let Some(v) = string_list(&data, key) {
+                        *target = v;
+                    }
+                };
+                set(
+                    &mut authn.requestheader_allowed_names,
+                    "requestheader-allowed-names",
+                );
+                set(
+                    &mut authn.requestheader_username_headers,
+                    "requestheader-username-headers",
+                );
+                set(
+                    &mut authn.requestheader_uid_headers,
+                    "requestheader-uid-headers",
+                );
+                set(
+                    &mut authn.requestheader_group_headers,
+                    "requestheader-group-headers",
+                );
+                set(
+                    &mut authn.requestheader_extra_headers_prefix,
+                    "requestheader-extra-headers-prefix",
+                );
+            }
+        }
+        tracing::info!("read the cluster's authentication settings from kube-system/extension-apiserver-authentication");
+        Ok(())
+    }
+
     /// Builds the authorizer (system:masters, the always-allowed paths, then
     /// SubjectAccessReviews) and the token reviewer.
     pub fn build(&self) -> anyhow::Result<DelegatedAuth> {

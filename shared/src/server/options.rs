@@ -74,6 +74,15 @@ pub struct AuthenticationOptions {
     /// Audiences service account tokens must carry (default: the issuers).
     #[arg(long, value_delimiter = ',')]
     pub api_audiences: Vec<String>,
+    /// The client CA as PEM, when it came from somewhere else than a file
+    /// (the `extension-apiserver-authentication` ConfigMap); wins over
+    /// `--client-ca-file`.
+    #[arg(skip)]
+    pub client_ca_pem: Option<Vec<u8>>,
+    /// The front-proxy CA as PEM, likewise; wins over
+    /// `--requestheader-client-ca-file`.
+    #[arg(skip)]
+    pub requestheader_client_ca_pem: Option<Vec<u8>>,
 }
 
 /// The pieces built from [`AuthenticationOptions`].
@@ -104,10 +113,24 @@ impl AuthenticationOptions {
         };
         let mut authenticators: Vec<Arc<dyn Authenticator>> = Vec::new();
         let mut hints = Vec::new();
-        if let Some(path) = &self.requestheader_client_ca_file {
-            let pem = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-            let verifier = CertVerifier::from_pem(&pem)
-                .with_context(|| format!("loading {}", path.display()))?;
+        let read = |inline: &Option<Vec<u8>>,
+                    path: &Option<PathBuf>|
+         -> anyhow::Result<Option<(Vec<u8>, String)>> {
+            match (inline, path) {
+                (Some(pem), _) => Ok(Some((pem.clone(), "the client CA from the cluster".into()))),
+                (None, Some(path)) => Ok(Some((
+                    std::fs::read(path).with_context(|| format!("reading {}", path.display()))?,
+                    path.display().to_string(),
+                ))),
+                (None, None) => Ok(None),
+            }
+        };
+        if let Some((pem, source)) = read(
+            &self.requestheader_client_ca_pem,
+            &self.requestheader_client_ca_file,
+        )? {
+            let verifier =
+                CertVerifier::from_pem(&pem).with_context(|| format!("loading {source}"))?;
             hints.extend(verifier.root_hint_subjects());
             authenticators.push(Arc::new(RequestHeaderAuthenticator::new(
                 verifier,
@@ -119,10 +142,9 @@ impl AuthenticationOptions {
                 names.clone(),
             )));
         }
-        if let Some(path) = &self.client_ca_file {
-            let pem = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-            let verifier = CertVerifier::from_pem(&pem)
-                .with_context(|| format!("loading {}", path.display()))?;
+        if let Some((pem, source)) = read(&self.client_ca_pem, &self.client_ca_file)? {
+            let verifier =
+                CertVerifier::from_pem(&pem).with_context(|| format!("loading {source}"))?;
             hints.extend(verifier.root_hint_subjects());
             authenticators.push(Arc::new(X509Authenticator::new(verifier)));
         }

@@ -113,7 +113,8 @@ async fn addon_kubeconfig(tc: &TestCluster, dir: &std::path::Path) -> PathBuf {
 /// Starts the example metrics server on `port` with a serving certificate
 /// for `metrics-server.kube-system.svc` from the cluster CA, authenticating
 /// tokens and authorizing requests through the cluster as its own
-/// ServiceAccount.
+/// ServiceAccount. It is given no CA flags: it reads the front proxy's
+/// trust from the cluster's extension-apiserver-authentication ConfigMap.
 pub(crate) async fn start_addon(tc: &TestCluster, port: u16, dir: &std::path::Path) -> AddOn {
     let kubeconfig = addon_kubeconfig(tc, dir).await;
     let pki = tc.cluster.pki();
@@ -141,10 +142,6 @@ pub(crate) async fn start_addon(tc: &TestCluster, port: u16, dir: &std::path::Pa
             &cert.display().to_string(),
             "--tls-private-key-file",
             &key.display().to_string(),
-            "--requestheader-client-ca-file",
-            &pki.front_proxy_ca_cert.display().to_string(),
-            "--requestheader-allowed-names",
-            deploy::pki::FRONT_PROXY_CLIENT_COMMON_NAME,
             "--node-name",
             NODE,
             "--metric-resolution",
