@@ -4,6 +4,7 @@ pub mod chain;
 pub mod delegated;
 pub mod handler;
 pub mod healthz;
+pub mod memory;
 pub mod options;
 pub mod serve;
 pub mod tls;
@@ -97,6 +98,8 @@ pub fn raise_open_files_limit() {
 /// Serves `api` behind the full handler chain until SIGTERM/Ctrl-C.
 pub async fn run(cfg: ServerConfig<'_>, api: Arc<ApiServer>) -> anyhow::Result<()> {
     raise_open_files_limit();
+    memory::configure_allocator();
+    tokio::spawn(memory::run_trimmer());
     let authn = cfg.authentication.build()?;
     if let Some(v) = cfg.credential_validator {
         authn.authenticator.set_validator(v);
