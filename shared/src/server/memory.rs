@@ -6,7 +6,8 @@
 //! built on this crate therefore limit the allocator to a few arenas (fewer
 //! half-empty heaps: tokio moves tasks between threads, so per-thread arenas
 //! buy little) and ask it every few seconds to give free pages back
-//! (`malloc_trim`, which releases whole free pages anywhere in the heap).
+//! (`malloc_trim`, which releases whole free pages anywhere in the heap)
+//! when more than 32 MiB lie free.
 //! Other C libraries return memory on their own; there this does nothing.
 
 use std::time::Duration;
@@ -29,14 +30,25 @@ pub fn configure_allocator() {
     }
 }
 
-/// Returns free heap pages to the system now.
-pub fn trim() {
+/// Free heap bytes worth a trim: trimming walks the heap under the
+/// allocator's locks, so it runs only when it can return this much.
+const TRIM_THRESHOLD: usize = 32 << 20;
+
+/// Returns free heap pages to the system when the arenas hold more than
+/// [`TRIM_THRESHOLD`] free bytes; whether it trimmed.
+pub fn trim() -> bool {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim takes the allocator's own locks and only releases
-    // pages no allocation uses.
+    // SAFETY: mallinfo2 only reads allocator statistics; malloc_trim takes
+    // the allocator's own locks and only releases pages no allocation uses.
     unsafe {
+        if libc::mallinfo2().fordblks < TRIM_THRESHOLD {
+            return false;
+        }
         libc::malloc_trim(0);
+        true
     }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    false
 }
 
 /// Runs forever on a blocking thread: [`trim`] every [`TRIM_INTERVAL`].
