@@ -17,25 +17,15 @@ use serde_json::Value;
 use shared::authentication::SYSTEM_MASTERS;
 use shared::authorization::delegating::{DelegatingAuthorizer, ReviewClient};
 use shared::authorization::rbac::non_resource_url_matches;
-use shared::authorization::{decided, Attributes, Authorizer, Decision, DecisionFuture};
+use shared::authorization::{
+    decided, Attributes, Authorizer, Decision, DecisionFuture, HEALTH_PATHS,
+};
 use shared::endpoints::request_info::RequestInfo;
 use shared::proxy::Delegate;
 
 use crate::apiservice::GROUP;
 use crate::remote::ServiceRef;
 use crate::state::{internal_user, State};
-
-/// Paths anyone may GET here: health and version.
-const ALWAYS_ALLOWED_PATHS: &[&str] = &[
-    "/healthz",
-    "/healthz/*",
-    "/livez",
-    "/livez/*",
-    "/readyz",
-    "/readyz/*",
-    "/version",
-    "/version/",
-];
 
 /// SubjectAccessReviews sent to kube-core as the aggregator itself.
 pub struct KubeCoreReviews(pub Delegate);
@@ -90,7 +80,7 @@ impl Authorizer for FrontDoorAuthorizer {
             || self.served_behind(r)
             || (!r.is_resource_request
                 && r.verb == "get"
-                && ALWAYS_ALLOWED_PATHS
+                && HEALTH_PATHS
                     .iter()
                     .any(|p| non_resource_url_matches(p, &r.path)))
         {

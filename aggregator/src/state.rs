@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use http_body_util::BodyExt;
 use serde_json::Value;
 use shared::authentication::{UserInfo, SYSTEM_MASTERS};
 use shared::proxy::Delegate;
@@ -186,24 +185,13 @@ pub async fn get_json(
     path: &str,
     user: Option<&UserInfo>,
 ) -> Result<(u16, Value), String> {
-    let req = http::Request::builder()
-        .method("GET")
-        .uri(path)
-        .header(http::header::ACCEPT, "application/json")
-        .body(shared::body::empty())
-        .map_err(|e| e.to_string())?;
-    let fut = async {
-        let resp = d.forward(req, user).await;
-        let code = resp.status().as_u16();
-        let bytes = resp
-            .into_body()
-            .collect()
-            .await
-            .map_err(|e| e.to_string())?
-            .to_bytes();
-        Ok::<_, String>((code, serde_json::from_slice(&bytes).unwrap_or(Value::Null)))
-    };
-    tokio::time::timeout(Duration::from_secs(10), fut)
-        .await
-        .map_err(|_| format!("GET {path}: timed out"))?
+    d.call_json(
+        http::Method::GET,
+        path,
+        None,
+        user,
+        None,
+        Duration::from_secs(10),
+    )
+    .await
 }

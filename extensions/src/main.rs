@@ -101,17 +101,10 @@ async fn main() -> anyhow::Result<()> {
             authorizer: Arc::new(UnionAuthorizer(vec![
                 Arc::new(PrivilegedGroups),
                 Arc::new(AlwaysAllowPaths(
-                    [
-                        "/healthz",
-                        "/healthz/*",
-                        "/livez",
-                        "/livez/*",
-                        "/readyz",
-                        "/readyz/*",
-                        "/version",
-                    ]
-                    .map(String::from)
-                    .to_vec(),
+                    shared::authorization::HEALTH_PATHS
+                        .iter()
+                        .map(|p| p.to_string())
+                        .collect(),
                 )),
             ])),
             credential_validator: Some(Arc::new(

@@ -100,6 +100,19 @@ impl Authorizer for UnionAuthorizer {
     }
 }
 
+/// The health and version paths every tier lets anyone GET without asking
+/// the cluster, so probes never depend on another process.
+pub const HEALTH_PATHS: &[&str] = &[
+    "/healthz",
+    "/healthz/*",
+    "/livez",
+    "/livez/*",
+    "/readyz",
+    "/readyz/*",
+    "/version",
+    "/version/",
+];
+
 /// Allows requests of these non-resource paths to everyone (upstream's
 /// `--authorization-always-allow-paths`, `/healthz`, `/readyz` and `/livez`
 /// by default for delegated servers); a trailing `*` matches a prefix.
