@@ -55,6 +55,7 @@ pub fn definitions() -> Vec<ResourceDef> {
                 "source",
                 "type",
             ])
+            .indexed_fields(&["involvedObject.name"])
             .without_name_column()
             .columns(event_columns()),
         ResourceDef::new("", "v1", "LimitRange", "limitranges").short_names(&["limits"]),
@@ -120,6 +121,7 @@ pub fn definitions() -> Vec<ResourceDef> {
                 "status.podIP",
                 "status.nominatedNodeName",
             ])
+            .indexed_fields(&["spec.nodeName"])
             .columns(vec![
                 Column::func("Ready", "string", pod_ready),
                 Column::func("Status", "string", pod_status),

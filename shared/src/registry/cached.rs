@@ -137,11 +137,20 @@ impl Store {
             def: self.def.clone(),
         });
         let prefix = self.list_prefix("");
+        // Only selectable fields can be selected, so only they are indexed.
+        let indexed: Vec<String> = self
+            .def
+            .indexed_fields
+            .iter()
+            .filter(|f| self.def.selectable_fields.contains(f))
+            .cloned()
+            .collect();
         self.set_cache(WatchCache::start(
             prefix,
             self.storage().clone(),
             codec,
             max_bytes,
+            &indexed,
         ));
         self
     }
@@ -231,7 +240,15 @@ impl Store {
             return Ok(None);
         }
         let prefix = self.list_prefix(namespace);
-        let Some(snapshot) = cache.snapshot(&prefix, None) else {
+        // A selector requiring one value of an indexed field reads the
+        // index; anything else scans the resource (or namespace).
+        let indexed = opts.field_selector.as_ref().and_then(|fs| {
+            self.def.indexed_fields.iter().find_map(|f| {
+                let value = fs.requires_exact_match(f)?;
+                cache.indexed_snapshot(f, value, &prefix)
+            })
+        });
+        let Some(snapshot) = indexed.or_else(|| cache.snapshot(&prefix, None)) else {
             return Ok(None);
         };
         let limit = opts.limit.filter(|l| *l > 0).map(|l| l as usize);

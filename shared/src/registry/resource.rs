@@ -94,6 +94,9 @@ pub struct ResourceDef {
     /// Fields usable in field selectors besides `metadata.name` and
     /// `metadata.namespace`, as dotted JSON paths.
     pub selectable_fields: Vec<String>,
+    /// Selectable fields the watch cache indexes, so a LIST selecting one
+    /// value (`spec.nodeName=node-1`) reads only the matching objects.
+    pub indexed_fields: Vec<String>,
     /// Extra Table columns after `Name` (kubectl get); empty means upstream's
     /// default `Name`, `Created At`.
     pub columns: Vec<Column>,
@@ -210,6 +213,7 @@ impl ResourceDef {
             storage_path: plural.into(),
             name_rule: NameRule::Dns1123Subdomain,
             selectable_fields: vec![],
+            indexed_fields: vec![],
             columns: vec![],
             dynamic_columns: vec![],
             return_deleted_object: false,
@@ -313,6 +317,13 @@ impl ResourceDef {
     /// Adds selectable fields.
     pub fn selectable_fields(mut self, fields: &[&str]) -> Self {
         self.selectable_fields = fields.iter().map(|s| s.to_string()).collect();
+        self
+    }
+
+    /// Indexes these selectable fields in the watch cache (upstream
+    /// indexes pods by `spec.nodeName`).
+    pub fn indexed_fields(mut self, fields: &[&str]) -> Self {
+        self.indexed_fields = fields.iter().map(|s| s.to_string()).collect();
         self
     }
 

@@ -322,3 +322,103 @@ async fn gets_with_a_resource_version_are_served_from_memory() {
         .expect("GET bad rv");
     crate::harness::expect_status(resp, 400, "BadRequest").await;
 }
+
+/// Pods selected by `spec.nodeName` (what every kubelet lists and watches)
+/// come from the cache's index and agree with etcd through binding and
+/// deletion, in one namespace and across all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pods_by_node_from_the_index_agree_with_etcd() {
+    let c = TestCluster::start().await;
+    let http = c.http(Auth::AdminCert);
+    for ns in ["a", "b"] {
+        c.kubectl_ok(&["create", "namespace", ns]).await;
+        for (i, node) in ["n1", "n2", ""].iter().enumerate() {
+            let mut pod = json!({"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": format!("p{i}")},
+                "spec": {"containers": [{"name": "c", "image": "busybox"}]}});
+            if !node.is_empty() {
+                pod["spec"]["nodeName"] = json!(node);
+            }
+            let r = http
+                .post(c.url(&format!("/api/v1/namespaces/{ns}/pods")))
+                .json(&pod)
+                .send()
+                .await
+                .expect("create");
+            assert_eq!(r.status(), 201);
+        }
+    }
+    // The unscheduled pod in `a` is bound to n1.
+    let r = http
+        .post(c.url("/api/v1/namespaces/a/pods/p2/binding"))
+        .json(
+            &json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p2"},
+            "target": {"kind": "Node", "name": "n1"}}),
+        )
+        .send()
+        .await
+        .expect("bind");
+    assert_eq!(r.status(), 201);
+    c.kubectl_ok(&[
+        "delete",
+        "pod",
+        "p0",
+        "-n",
+        "b",
+        "--grace-period=0",
+        "--force",
+    ])
+    .await;
+    let names = |v: Value| -> Vec<String> {
+        let mut n: Vec<String> = v["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|i| {
+                format!(
+                    "{}/{}",
+                    i["metadata"]["namespace"].as_str().unwrap_or(""),
+                    i["metadata"]["name"].as_str().unwrap_or("")
+                )
+            })
+            .collect();
+        n.sort();
+        n
+    };
+    for (path, selector, want) in [
+        ("/api/v1/pods", "spec.nodeName%3Dn1", vec!["a/p0", "a/p2"]),
+        (
+            "/api/v1/namespaces/a/pods",
+            "spec.nodeName%3Dn1",
+            vec!["a/p0", "a/p2"],
+        ),
+        ("/api/v1/pods", "spec.nodeName%3D", vec!["b/p2"]),
+        ("/api/v1/pods", "spec.nodeName%3Dn2", vec!["a/p1", "b/p1"]),
+        (
+            "/api/v1/pods",
+            "spec.nodeName%3Dn2%2Cmetadata.namespace%3Db",
+            vec!["b/p1"],
+        ),
+    ] {
+        let ok = crate::harness::eventually(std::time::Duration::from_secs(10), || async {
+            let get = |rv: &str| {
+                let url = c.url(&format!("{path}?fieldSelector={selector}{rv}"));
+                let http = http.clone();
+                async move {
+                    http.get(url)
+                        .send()
+                        .await
+                        .expect("list")
+                        .json::<Value>()
+                        .await
+                        .expect("json")
+                }
+            };
+            let cached = names(get("&resourceVersion=0").await);
+            let etcd = names(get("").await);
+            cached == want && etcd == want
+        })
+        .await;
+        assert!(ok, "{path}?fieldSelector={selector}: want {want:?}");
+    }
+}

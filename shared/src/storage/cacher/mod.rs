@@ -167,11 +167,12 @@ impl WatchCache {
         storage: EtcdStorage,
         codec: Arc<dyn Codec>,
         max_bytes: usize,
+        indexed_fields: &[String],
     ) -> Arc<Self> {
         let cache = Arc::new(WatchCache {
             prefix,
             storage,
-            state: CacheState::new(DEFAULT_HISTORY, max_bytes),
+            state: CacheState::with_indexes(DEFAULT_HISTORY, max_bytes, indexed_fields),
         });
         let runner = cache.clone();
         tokio::spawn(async move { runner.run(codec).await });
@@ -320,6 +321,12 @@ impl WatchCache {
     /// absent); `None` while the cache is not ready.
     pub fn get(&self, key: &str) -> Option<Option<Arc<CachedObject>>> {
         self.state.get(key).map(|(obj, _)| obj)
+    }
+
+    /// The objects under `prefix` whose indexed `field` is `value`; `None`
+    /// when not ready or `field` is not indexed.
+    pub fn indexed_snapshot(&self, field: &str, value: &str, prefix: &str) -> Option<Snapshot> {
+        self.state.indexed_snapshot(field, value, prefix)
     }
 
     /// The objects under `prefix` (a namespace's, or all) at the cache's

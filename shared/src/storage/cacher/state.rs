@@ -1,7 +1,7 @@
 //! The cache's state under one lock: objects by key, the event window, and
 //! the broadcast of live events.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::ops::Bound;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
@@ -16,9 +16,35 @@ pub struct Snapshot {
     pub revision: i64,
 }
 
+/// The keys of the objects by the value of one field.
+struct Index {
+    field: Box<str>,
+    keys: HashMap<Box<str>, BTreeSet<Box<str>>>,
+}
+
+impl Index {
+    fn insert(&mut self, o: &CachedObject) {
+        self.keys
+            .entry(o.field(&self.field).into())
+            .or_default()
+            .insert(o.key.clone());
+    }
+
+    fn remove(&mut self, o: &CachedObject) {
+        let value = o.field(&self.field);
+        if let Some(set) = self.keys.get_mut(value.as_str()) {
+            set.remove(&o.key);
+            if set.is_empty() {
+                self.keys.remove(value.as_str());
+            }
+        }
+    }
+}
+
 struct Inner {
     ready: bool,
     objects: BTreeMap<Box<str>, Arc<CachedObject>>,
+    indexes: Vec<Index>,
     revision: i64,
     /// Every event with a revision above `oldest` is in `history`.
     history: VecDeque<Arc<CacheEvent>>,
@@ -38,11 +64,27 @@ pub struct CacheState {
 impl CacheState {
     /// An empty, not-ready state.
     pub fn new(history_capacity: usize, max_bytes: usize) -> Self {
+        Self::with_indexes(history_capacity, max_bytes, &[])
+    }
+
+    /// An empty, not-ready state indexing objects by `indexed_fields`.
+    pub fn with_indexes(
+        history_capacity: usize,
+        max_bytes: usize,
+        indexed_fields: &[String],
+    ) -> Self {
         let (sender, _) = broadcast::channel(broadcast_capacity());
         CacheState {
             inner: RwLock::new(Inner {
                 ready: false,
                 objects: BTreeMap::new(),
+                indexes: indexed_fields
+                    .iter()
+                    .map(|f| Index {
+                        field: f.as_str().into(),
+                        keys: HashMap::new(),
+                    })
+                    .collect(),
                 revision: 0,
                 history: VecDeque::new(),
                 oldest: 0,
@@ -95,6 +137,9 @@ impl CacheState {
         let mut inner = self.write();
         inner.ready = false;
         inner.objects.clear();
+        for index in &mut inner.indexes {
+            index.keys.clear();
+        }
         inner.history.clear();
         inner.bytes = 0;
         let (sender, _) = broadcast::channel(broadcast_capacity());
@@ -106,6 +151,15 @@ impl CacheState {
         let mut inner = self.write();
         inner.bytes = objects.iter().map(|o| o.size()).sum();
         inner.objects = objects.into_iter().map(|o| (o.key.clone(), o)).collect();
+        let Inner {
+            objects, indexes, ..
+        } = &mut *inner;
+        for index in indexes.iter_mut() {
+            index.keys.clear();
+            for o in objects.values() {
+                index.insert(o);
+            }
+        }
         inner.revision = revision;
         inner.oldest = revision;
         inner.history.clear();
@@ -122,6 +176,14 @@ impl CacheState {
         };
         if let Some(p) = &prev {
             inner.bytes = inner.bytes.saturating_sub(p.held());
+        }
+        for index in &mut inner.indexes {
+            if let Some(p) = &prev {
+                index.remove(p);
+            }
+            if kind != WatchEventKind::Deleted {
+                index.insert(&object);
+            }
         }
         if kind != WatchEventKind::Deleted {
             inner.bytes += object.size();
@@ -184,6 +246,30 @@ impl CacheState {
             return None;
         }
         Some((inner.objects.get(key).cloned(), inner.revision))
+    }
+
+    /// The objects under `prefix` whose `field` is `value`, if ready and
+    /// `field` is indexed (`None` otherwise: scan a full snapshot).
+    pub fn indexed_snapshot(&self, field: &str, value: &str, prefix: &str) -> Option<Snapshot> {
+        let inner = self.read();
+        if !inner.ready {
+            return None;
+        }
+        let index = inner.indexes.iter().find(|i| &*i.field == field)?;
+        let objects = index
+            .keys
+            .get(value)
+            .into_iter()
+            .flat_map(|keys| {
+                keys.range::<str, _>((Bound::Included(prefix), Bound::Unbounded))
+                    .take_while(|k| k.starts_with(prefix))
+            })
+            .filter_map(|k| inner.objects.get(k).cloned())
+            .collect();
+        Some(Snapshot {
+            objects,
+            revision: inner.revision,
+        })
     }
 
     /// The objects under `prefix` from `start` on, if ready.
@@ -331,5 +417,57 @@ mod tests {
         assert_eq!(s.count_at("/r/", 7), Some(3));
         assert_eq!(s.count_at("/r/c/", 7), Some(0));
         assert_eq!(s.count_at("/r/a/", 6), None, "the cache moved on");
+    }
+
+    #[test]
+    fn index_follows_every_change() {
+        let on = |key: &str, rev: i64, node: &str| {
+            Arc::new(CachedObject {
+                fields: Box::new([("spec.nodeName".into(), node.into())]),
+                ..Arc::try_unwrap(obj(key, rev)).expect("fresh")
+            })
+        };
+        let s = CacheState::with_indexes(10, usize::MAX, &["spec.nodeName".to_string()]);
+        s.load(
+            vec![
+                on("/p/a/x", 1, "n1"),
+                on("/p/b/y", 2, "n1"),
+                on("/p/a/z", 3, ""),
+            ],
+            3,
+        );
+        let keys = |field: &str, value: &str, prefix: &str| {
+            s.indexed_snapshot(field, value, prefix).map(|snap| {
+                snap.objects
+                    .iter()
+                    .map(|o| o.key.to_string())
+                    .collect::<Vec<_>>()
+            })
+        };
+        assert_eq!(
+            keys("spec.nodeName", "n1", "/p/"),
+            Some(vec!["/p/a/x".into(), "/p/b/y".into()])
+        );
+        assert_eq!(
+            keys("spec.nodeName", "n1", "/p/b/"),
+            Some(vec!["/p/b/y".into()])
+        );
+        assert_eq!(
+            keys("spec.nodeName", "", "/p/"),
+            Some(vec!["/p/a/z".into()])
+        );
+        assert_eq!(keys("status.phase", "x", "/p/"), None, "not indexed");
+        // Binding the unscheduled pod moves it between values.
+        assert!(s.apply(WatchEventKind::Modified, on("/p/a/z", 4, "n2")));
+        assert_eq!(keys("spec.nodeName", "", "/p/"), Some(vec![]));
+        assert_eq!(
+            keys("spec.nodeName", "n2", "/p/"),
+            Some(vec!["/p/a/z".into()])
+        );
+        assert!(s.apply(WatchEventKind::Deleted, on("/p/a/x", 5, "n1")));
+        assert_eq!(
+            keys("spec.nodeName", "n1", "/p/"),
+            Some(vec!["/p/b/y".into()])
+        );
     }
 }
