@@ -28,8 +28,8 @@ const FRESHNESS_WAIT: Duration = Duration::from_millis(250);
 pub const DEFAULT_CACHE_BUDGET: usize = 2 * 1024 * 1024 * 1024;
 
 /// Builds cached objects the way the store decodes them.
-struct StoreCodec {
-    def: Arc<ResourceDef>,
+pub(super) struct StoreCodec {
+    pub(super) def: Arc<ResourceDef>,
 }
 
 impl Codec for StoreCodec {

@@ -5,6 +5,7 @@ pub mod conversion;
 pub mod delete;
 pub mod informer;
 pub mod list;
+pub mod list_encoded;
 pub mod meta;
 pub mod resource;
 pub mod store;

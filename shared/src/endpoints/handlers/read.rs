@@ -64,6 +64,18 @@ pub async fn list(
     if let Some(page) = rest.store.list_from_cache(namespace, &opts).await? {
         return Ok(cached_list_response(rest.store, page, neg));
     }
+    let def = &rest.store.def;
+    // Built-in kinds listed as objects stream from their served bytes,
+    // never holding the whole list decoded (custom resources keep the
+    // batched path: their conversion webhooks take a list at a time).
+    if neg.output == Output::Object
+        && !neg.pretty
+        && matches!(neg.format, Format::Json | Format::Protobuf)
+        && crate::protobuf::is_known(&def.api_version(), &def.kind)
+    {
+        let page = rest.store.list_encoded(namespace, &opts).await?;
+        return Ok(cached_list_response(rest.store, page, neg));
+    }
     let page = rest.store.list(namespace, &opts).await?;
     Ok(respond(200, &list_body(rest.store, page, neg), neg))
 }
