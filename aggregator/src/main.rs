@@ -133,9 +133,14 @@ async fn main() -> anyhow::Result<()> {
     ));
 
     let address = shared::server::listen_address(&opts.serving, DEFAULT_PORT).to_string();
-    let openapi_v2 = openapi_v2::OpenApiV2::new(state.clone(), availability.clone());
-    tokio::spawn(openapi_v2.clone().run());
     let own_openapi = apiservice::openapi_document();
+    let openapi_v2 = openapi_v2::OpenApiV2::new(
+        state.clone(),
+        availability.clone(),
+        Some(discovery.subscribe_local()),
+        Some(&own_openapi.v2_bytes()[..]),
+    );
+    tokio::spawn(openapi_v2.clone().run());
     let authorizer = Arc::new(authorizer::FrontDoorAuthorizer {
         state: state.clone(),
         delegated: shared::authorization::delegating::DelegatingAuthorizer::new(Arc::new(

@@ -48,35 +48,36 @@ pub struct OpenApiV2 {
     local: RwLock<Option<Cached>>,
     remote: RwLock<HashMap<String, Cached>>,
     merged: RwLock<Option<Arc<Merged>>>,
+    /// Bumped when the local chain's discovery changed (a CRD came, went
+    /// or changed its versions): its document is asked for again at once.
+    local_changes: Option<tokio::sync::watch::Receiver<u64>>,
+    /// The aggregator's own kinds (`apiregistration.k8s.io`), merged after
+    /// the local chain's.
+    own: Option<Value>,
 }
 
 /// `into` with every path, definition, parameter and response of `from`
 /// that `into` lacks.
-pub fn merge_into(into: &mut Value, from: &Value) {
-    for section in ["paths", "definitions", "parameters", "responses"] {
-        let Some(theirs) = from.get(section).and_then(Value::as_object) else {
-            continue;
-        };
-        if !into.get(section).is_some_and(Value::is_object) {
-            into[section] = Value::Object(Default::default());
-        }
-        if let Some(mine) = into.get_mut(section).and_then(Value::as_object_mut) {
-            for (k, v) in theirs {
-                mine.entry(k.clone()).or_insert_with(|| v.clone());
-            }
-        }
-    }
-}
+pub use shared::openapi::v2::merge as merge_into;
 
 impl OpenApiV2 {
     /// An aggregator with nothing downloaded yet.
-    pub fn new(state: Arc<State>, avail: Arc<Availability>) -> Arc<Self> {
+    /// `local_changes` signals changes of the local chain's discovery;
+    /// `own` is the aggregator's own `/openapi/v2` document.
+    pub fn new(
+        state: Arc<State>,
+        avail: Arc<Availability>,
+        local_changes: Option<tokio::sync::watch::Receiver<u64>>,
+        own: Option<&[u8]>,
+    ) -> Arc<Self> {
         Arc::new(OpenApiV2 {
             state,
             avail,
             local: RwLock::new(None),
             remote: RwLock::new(HashMap::new()),
             merged: RwLock::new(None),
+            local_changes,
+            own: own.and_then(|b| serde_json::from_slice(b).ok()),
         })
     }
 
@@ -185,6 +186,9 @@ impl OpenApiV2 {
             return;
         }
         let mut doc = (*local.doc).clone();
+        if let Some(own) = &self.own {
+            merge_into(&mut doc, own);
+        }
         for key in &keys {
             if let Some(c) = remote.get(key) {
                 merge_into(&mut doc, &c.doc);
@@ -202,15 +206,30 @@ impl OpenApiV2 {
         }
     }
 
-    /// Keeps the merged document current: on every APIService change and
-    /// every [`PERIOD`].
+    /// Keeps the merged document current: on every APIService change, every
+    /// change of the local chain's discovery (CRDs) and every [`PERIOD`].
     pub async fn run(self: Arc<Self>) {
         let mut changes = self.state.subscribe();
+        let mut local = self.local_changes.clone();
         loop {
             changes.borrow_and_update();
+            if let Some(l) = local.as_mut() {
+                l.borrow_and_update();
+            }
             self.pass().await;
+            let local_changed = async {
+                match local.as_mut() {
+                    Some(l) => {
+                        if l.changed().await.is_err() {
+                            std::future::pending::<()>().await;
+                        }
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
             tokio::select! {
                 _ = changes.changed() => {}
+                _ = local_changed => {}
                 _ = tokio::time::sleep(PERIOD) => {}
             }
         }

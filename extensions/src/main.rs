@@ -10,6 +10,7 @@ mod field_validation;
 mod jsonpath;
 mod naming;
 mod openapi;
+mod openapi_v2;
 mod scale;
 mod serving;
 
@@ -85,6 +86,11 @@ async fn main() -> anyhow::Result<()> {
     api.add_non_resource(
         "/openapi/v3",
         Arc::new(move |req| Box::pin(published.clone().serve(req))),
+    );
+    let published = openapi.clone();
+    api.add_non_resource(
+        "/openapi/v2",
+        Arc::new(move |req| Box::pin(published.clone().serve_v2(req))),
     );
     let api = Arc::new(api);
     controller::Controller::new(api.clone(), crds, storage.clone(), &prefix, openapi, synced)

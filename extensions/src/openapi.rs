@@ -53,6 +53,8 @@ pub struct OpenApi {
     crds: RwLock<Arc<Vec<Value>>>,
     /// (group, version) → (content key, document bytes).
     cache: Mutex<HashMap<(String, String), (u64, Arc<Vec<u8>>)>>,
+    /// `/openapi/v2`: (content key, document bytes, ETag).
+    v2: Mutex<Option<(u64, bytes::Bytes, Arc<str>)>>,
 }
 
 fn served_versions(c: &Value) -> impl Iterator<Item = &str> {
@@ -63,7 +65,7 @@ fn served_versions(c: &Value) -> impl Iterator<Item = &str> {
 }
 
 /// upstream's definition-name prefix: the reversed group (`com.example`).
-fn reversed_group(group: &str) -> String {
+pub(crate) fn reversed_group(group: &str) -> String {
     group.split('.').rev().collect::<Vec<_>>().join(".")
 }
 
@@ -162,6 +164,46 @@ impl OpenApi {
             cache.insert(gv, (key, doc.clone()));
         }
         Some(doc)
+    }
+
+    /// `/openapi/v2` (see [`crate::openapi_v2`]) and its ETag, rebuilt only
+    /// when a CRD changed (any CRD's uid or resourceVersion).
+    fn v2_document(&self) -> (bytes::Bytes, Arc<str>) {
+        let crds = self.crds();
+        let mut h = DefaultHasher::new();
+        for c in crds.iter() {
+            meta::uid(c).hash(&mut h);
+            meta::resource_version(c).hash(&mut h);
+        }
+        let key = h.finish();
+        if let Ok(cached) = self.v2.lock() {
+            if let Some((k, bytes, etag)) = cached.as_ref() {
+                if *k == key {
+                    return (bytes.clone(), etag.clone());
+                }
+            }
+        }
+        let own = self.own.as_ref().map(|o| &o.v2_bytes()[..]);
+        let doc = crate::openapi_v2::build(&crds, own);
+        let bytes = bytes::Bytes::from(serde_json::to_vec(&doc).unwrap_or_default());
+        let etag: Arc<str> = shared::openapi::v2::etag_of(&bytes).into();
+        if let Ok(mut cached) = self.v2.lock() {
+            *cached = Some((key, bytes.clone(), etag.clone()));
+        }
+        (bytes, etag)
+    }
+
+    /// Serves `/openapi/v2`, answering `If-None-Match` with 304.
+    pub async fn serve_v2(self: Arc<Self>, req: Request) -> Response {
+        if req.uri().path().trim_end_matches('/') != "/openapi/v2" {
+            return ApiError::path_not_found().into_response();
+        }
+        let (bytes, etag) = self.v2_document();
+        let inm = req
+            .headers()
+            .get(http::header::IF_NONE_MATCH)
+            .and_then(|v| v.to_str().ok());
+        shared::openapi::v2::respond(&bytes, &etag, inm)
     }
 
     /// Serves `/openapi/v3` and `/openapi/v3/apis/<group>/<version>`.

@@ -10,6 +10,7 @@
 //! `fieldValidation`), and content hashes for caching.
 
 pub mod unknown;
+pub mod v2;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -35,7 +36,7 @@ struct Doc {
 /// The built documents, served from memory.
 pub struct OpenApi {
     v3: BTreeMap<String, Doc>,
-    v2: Bytes,
+    v2: Doc,
     components: Arc<Map<String, Value>>,
     /// (group, version, kind) → schema name.
     kinds: BTreeMap<(String, String, String), String>,
@@ -531,9 +532,13 @@ impl OpenApi {
                 .unwrap_or_default()
                 .replace("#/components/schemas/", "#/definitions/"),
         );
+        let v2_hash = sha512_hex(&v2);
         OpenApi {
             v3,
-            v2,
+            v2: Doc {
+                bytes: v2,
+                hash: v2_hash,
+            },
             components: Arc::new(components),
             kinds: kind_index,
         }
@@ -554,6 +559,11 @@ impl OpenApi {
         json!({"paths": paths})
     }
 
+    /// The serialized `/openapi/v2` document.
+    pub fn v2_bytes(&self) -> &Bytes {
+        &self.v2.bytes
+    }
+
     /// Whether `gv_path` (`apis/apps/v1`) has a v3 document here.
     pub fn has_v3(&self, gv_path: &str) -> bool {
         self.v3.contains_key(gv_path)
@@ -569,8 +579,12 @@ impl OpenApi {
     ) -> Option<Response> {
         let path = path.trim_end_matches('/');
         if path == "/openapi/v2" {
-            let hash = sha512_hex(&self.v2);
-            return Some(bytes_response(self.v2.clone(), &hash, false, if_none_match));
+            return Some(bytes_response(
+                self.v2.bytes.clone(),
+                &self.v2.hash,
+                false,
+                if_none_match,
+            ));
         }
         if path == "/openapi/v3" {
             let bytes = Bytes::from(serde_json::to_vec(&self.v3_root()).unwrap_or_default());

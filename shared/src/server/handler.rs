@@ -33,6 +33,10 @@ pub struct ApiServer {
     non_resource: RwLock<Vec<(String, NonResourceHandler)>>,
     /// The OpenAPI documents of this server's resources, when built.
     openapi: RwLock<Option<Arc<crate::openapi::OpenApi>>>,
+    /// `/openapi/v2` merged with the delegate's, cached.
+    merged_v2: crate::openapi::v2::MergedV2,
+    /// Aggregated `/api` and `/apis`, prepared.
+    discovery: super::discovery_cache::DiscoveryCache,
 }
 
 /// A hook that sees every request after health and version, before this
@@ -67,6 +71,8 @@ impl ApiServer {
             routes_pending: std::sync::atomic::AtomicBool::new(false),
             non_resource: RwLock::new(Vec::new()),
             openapi: RwLock::new(None),
+            merged_v2: Default::default(),
+            discovery: Default::default(),
         }
     }
 
@@ -204,6 +210,18 @@ impl ApiServer {
                 if path == "/openapi/v3" {
                     return self.merged_openapi_v3_root(&spec, req).await;
                 }
+                if path == "/openapi/v2" && req.method() == http::Method::GET {
+                    if let Some(d) = &self.delegate {
+                        let user = req.extensions().get::<UserInfo>().cloned();
+                        if let Some((bytes, etag)) = self
+                            .merged_v2
+                            .document(spec.v2_bytes(), d, user.as_ref())
+                            .await
+                        {
+                            return crate::openapi::v2::respond(&bytes, &etag, inm.as_deref());
+                        }
+                    }
+                }
                 if let Some(resp) = spec.serve(&path, req.uri().query(), inm.as_deref()) {
                     return resp;
                 }
@@ -276,24 +294,25 @@ impl ApiServer {
     }
 
     /// Aggregated `/api` (this server's core group) or `/apis` (its named
-    /// groups, then the delegate's), with an ETag answering `If-None-Match`.
-    async fn aggregated_discovery(&self, groups: &GroupSet, req: Request, core: bool) -> Response {
+    /// groups, then the delegate's), from prepared documents with an ETag
+    /// answering `If-None-Match` (see [`super::discovery_cache`]).
+    async fn aggregated_discovery(
+        &self,
+        groups: &Arc<GroupSet>,
+        req: Request,
+        core: bool,
+    ) -> Response {
         let inm = req
             .headers()
             .get(http::header::IF_NONE_MATCH)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        let mut items = aggregated_discovery::groups_of(groups, core);
-        if let (false, Some(d)) = (core, &self.delegate) {
-            let user = req.extensions().get::<UserInfo>().cloned();
-            match fetch_aggregated(d, "/apis", user.as_ref()).await {
-                Ok(theirs) => items = aggregated_discovery::merge(items, theirs),
-                Err(e) => {
-                    tracing::warn!(error = %e, "could not read the delegate's aggregated /apis")
-                }
-            }
-        }
-        aggregated_discovery::respond(&aggregated_discovery::list(items), inm.as_deref())
+        let user = req.extensions().get::<UserInfo>().cloned();
+        let doc = self
+            .discovery
+            .document(groups, core, self.delegate.as_ref(), user.as_ref())
+            .await;
+        doc.response(inm.as_deref())
     }
 
     async fn delegate_or_404(&self, req: Request) -> Response {
@@ -328,41 +347,6 @@ impl ApiServer {
         };
         json_response(200, &group_list(own, delegated), false)
     }
-}
-
-/// GETs the aggregated discovery document at `path` (`/api` or `/apis`)
-/// from a delegate as `user`; its group entries.
-pub async fn fetch_aggregated(
-    d: &Delegate,
-    path: &str,
-    user: Option<&UserInfo>,
-) -> Result<Vec<Value>, String> {
-    let req = http::Request::builder()
-        .method("GET")
-        .uri(path)
-        .header(http::header::ACCEPT, aggregated_discovery::CONTENT_TYPE)
-        .body(body::empty())
-        .map_err(|e| e.to_string())?;
-    let resp = d.forward(req, user).await;
-    if !resp.status().is_success() {
-        return Err(format!("status {}", resp.status()));
-    }
-    let ct = resp
-        .headers()
-        .get(http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
-    if !aggregated_discovery::is_aggregated(ct.as_deref()) {
-        return Err("not an aggregated discovery document".into());
-    }
-    let bytes = resp
-        .into_body()
-        .collect()
-        .await
-        .map_err(|e| e.to_string())?
-        .to_bytes();
-    aggregated_discovery::parse_items(&bytes)
-        .ok_or_else(|| "malformed APIGroupDiscoveryList".into())
 }
 
 /// GETs `/apis` from a delegate as `user`.

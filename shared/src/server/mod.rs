@@ -2,6 +2,7 @@
 
 pub mod chain;
 pub mod delegated;
+pub mod discovery_cache;
 pub mod handler;
 pub mod healthz;
 pub mod memory;
