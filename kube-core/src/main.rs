@@ -160,10 +160,11 @@ async fn main() -> anyhow::Result<()> {
     if let Some(namespaces) = groups.lookup("", "v1", "namespaces") {
         let _ = namespace_lifecycle.namespaces.set(namespaces.clone());
     }
-    // Bound service account tokens die with their pod, secret or account.
-    let validator: Arc<dyn shared::authentication::bound_tokens::CredentialValidator> = Arc::new(
-        shared::authentication::bound_tokens::BoundTokenValidator::new(storage.clone(), &prefix),
-    );
+    // Bound service account tokens die with their pod, secret or account;
+    // those are looked up in the watch caches first, etcd when they cannot
+    // answer.
+    let validator: Arc<dyn shared::authentication::bound_tokens::CredentialValidator> =
+        Arc::new(bound_token_validator(&groups, &storage, &prefix));
     let review_authenticator = opts.authentication.build()?.authenticator;
     review_authenticator.set_validator(validator.clone());
     resources::register_token_review(&mut groups, review_authenticator);
@@ -257,4 +258,21 @@ async fn main() -> anyhow::Result<()> {
         api,
     )
     .await
+}
+
+/// The bound token validator, reading service accounts, secrets, pods and
+/// nodes from this server's stores (their watch caches) before etcd.
+fn bound_token_validator(
+    groups: &shared::endpoints::discovery::GroupSet,
+    storage: &shared::storage::EtcdStorage,
+    prefix: &str,
+) -> shared::authentication::bound_tokens::BoundTokenValidator {
+    use shared::authentication::bound_tokens::{BoundTokenValidator, StoreLookup};
+    let mut lookup = StoreLookup::new();
+    for resource in ["serviceaccounts", "secrets", "pods", "nodes"] {
+        if let Some(store) = groups.lookup("", "v1", resource) {
+            lookup = lookup.with_store(resource, store.clone());
+        }
+    }
+    BoundTokenValidator::new(storage.clone(), prefix).with_lookup(Arc::new(lookup))
 }

@@ -1,14 +1,14 @@
 //! `autoscaling/v2`: HorizontalPodAutoscalers.
 //!
-//! Upstream also serves autoscaling/v1 from the same storage with a
-//! conversion; this server serves v2 only (what `kubectl` prefers).
+//! autoscaling/v1 is served from the same storage (`autoscaling_v1.rs`).
 
 use serde_json::{json, Value};
 use shared::registry::resource::ResourceDef;
 use shared::registry::strategy::Strategy;
 use shared::registry::table::{lookup, Column};
-use shared::registry::validation::FieldError;
+use shared::registry::validation::{FieldError, FieldPath};
 
+use super::autoscaling_validation::{validate_hpa_spec, validate_hpa_status};
 use super::columns::{array_at, int_at, str_or};
 
 /// autoscaling/v2 declarations.
@@ -81,8 +81,8 @@ fn hpa_targets(o: &Value) -> Value {
     json!(s)
 }
 
-/// HPAs: `minReplicas` defaults to 1; `maxReplicas` must be at least 1 and
-/// not below `minReplicas`; the target must be named.
+/// HPAs: `minReplicas` defaults to 1; validation is upstream's (see
+/// [`super::autoscaling_validation`]).
 pub struct HpaStrategy;
 
 impl Strategy for HpaStrategy {
@@ -93,37 +93,24 @@ impl Strategy for HpaStrategy {
     }
 
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
-        let mut errs = Vec::new();
-        let min = lookup(obj, "spec.minReplicas")
-            .and_then(Value::as_i64)
-            .unwrap_or(1);
-        let max = int_at(obj, "spec.maxReplicas");
-        if min < 1 {
-            errs.push(FieldError::invalid(
-                "spec.minReplicas",
-                json!(min),
-                "must be greater than or equal to 1",
-            ));
-        }
-        if max < 1 {
-            errs.push(FieldError::invalid(
-                "spec.maxReplicas",
-                json!(max),
-                "must be greater than 0",
-            ));
-        } else if max < min {
-            errs.push(FieldError::invalid(
-                "spec.maxReplicas",
-                json!(max),
-                "must be greater than or equal to `minReplicas`",
-            ));
-        }
-        if str_or(obj, "spec.scaleTargetRef.kind", "").is_empty() {
-            errs.push(FieldError::required("spec.scaleTargetRef.kind", ""));
-        }
-        if str_or(obj, "spec.scaleTargetRef.name", "").is_empty() {
-            errs.push(FieldError::required("spec.scaleTargetRef.name", ""));
-        }
-        errs
+        validate_hpa_spec(spec_of(obj), &FieldPath::new("spec"), 1)
     }
+
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        // An object already at `minReplicas: 0` (HPAScaleToZero) may keep it.
+        let lower = if lookup(old, "spec.minReplicas").and_then(Value::as_i64) == Some(0) {
+            0
+        } else {
+            1
+        };
+        validate_hpa_spec(spec_of(new), &FieldPath::new("spec"), lower)
+    }
+
+    fn validate_status_update(&self, new: &Value, _old: &Value) -> Vec<FieldError> {
+        validate_hpa_status(new.get("status").unwrap_or(&Value::Null))
+    }
+}
+
+fn spec_of(obj: &Value) -> &Value {
+    obj.get("spec").unwrap_or(&Value::Null)
 }

@@ -57,7 +57,8 @@ pub fn definitions() -> Vec<ResourceDef> {
             ])
             .indexed_fields(&["involvedObject.name"])
             .without_name_column()
-            .columns(event_columns()),
+            .columns(event_columns())
+            .strategy(super::event_validation::EventStrategy { strict: false }),
         ResourceDef::new("", "v1", "LimitRange", "limitranges").short_names(&["limits"]),
         ResourceDef::new("", "v1", "Namespace", "namespaces")
             .cluster_scoped()

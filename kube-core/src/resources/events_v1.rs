@@ -16,6 +16,8 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 use shared::registry::resource::ResourceDef;
 
+use super::event_validation::EventStrategy;
+
 /// (events.k8s.io/v1 field, core/v1 field).
 const RENAMED: [(&str, &str); 7] = [
     ("regarding", "involvedObject"),
@@ -40,12 +42,15 @@ const SAME: [&str; 8] = [
 ];
 
 /// events.k8s.io/v1 Event, served from `core_event` (the core/v1 Event
-/// declaration: same keys, Table columns and strategy). Field selectors
+/// declaration: same keys and Table columns; validation adds upstream's
+/// strict events.k8s.io/v1 rules to the core ones). Field selectors
 /// are limited to `metadata.name` and `metadata.namespace`, as upstream
 /// registers no field label conversion for events.k8s.io.
 pub fn definition(core_event: &ResourceDef) -> ResourceDef {
+    let mut storage = core_event.clone();
+    storage.strategy = Arc::new(EventStrategy { strict: true });
     let mut def = ResourceDef::served_as(
-        core_event,
+        &storage,
         "events.k8s.io",
         "v1",
         "Event",

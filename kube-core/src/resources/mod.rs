@@ -10,6 +10,7 @@ mod authentication_v1;
 mod authorization_v1;
 mod autoscaling_v1;
 mod autoscaling_v2;
+mod autoscaling_validation;
 mod batch_v1;
 mod certificates_v1;
 mod columns;
@@ -17,6 +18,7 @@ mod coordination_v1;
 mod core_strategies;
 mod core_v1;
 mod discovery_v1;
+mod event_validation;
 mod events_v1;
 mod flowcontrol_v1;
 mod networking;
@@ -139,3 +141,5 @@ pub fn build(
 
 #[cfg(test)]
 mod validation_tests;
+#[cfg(test)]
+mod versioned_validation_tests;

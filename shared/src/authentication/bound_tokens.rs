@@ -5,17 +5,26 @@
 //! for deletion more than 60 seconds ago. Otherwise the request is
 //! unauthorized (401), whatever the signature says.
 //!
-//! The objects are read from etcd (one GET each) after the signature has
-//! been verified; upstream reads them from informer caches with a live
-//! fallback, which this trades for always-current answers.
+//! The objects are looked up after the signature has been verified. A
+//! server with watch caches (kube-core) answers from them through a
+//! [`BoundObjectLookup`] ([`StoreLookup`]), as upstream reads informer
+//! listers; whatever the lookup cannot answer (no cache, cache loading, or
+//! object not in the cache, which may be one the cache has not seen yet)
+//! is read from etcd, as upstream falls back to a live GET. Servers without
+//! stores (the aggregator, the CRD tier) always read etcd. As upstream, a
+//! cached answer may lag a deletion by the cache's delay.
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use futures_util::future::BoxFuture;
+use serde::Deserialize;
 use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::token_file::bearer_token;
 use super::UserInfo;
+use crate::registry::store::Store;
 use crate::storage::EtcdStorage;
 
 /// How long an object marked for deletion keeps its tokens valid
@@ -36,10 +45,113 @@ pub trait CredentialValidator: Send + Sync {
     ) -> BoxFuture<'a, Result<(), String>>;
 }
 
-/// Validates bound service account tokens against etcd.
+/// What the validator needs of a bound object: its uid and, when it is
+/// being deleted, its `deletionTimestamp`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BoundObject {
+    /// `metadata.uid`.
+    pub uid: String,
+    /// `metadata.deletionTimestamp`, when set.
+    pub deletion_timestamp: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct MetadataOnly {
+    #[serde(default)]
+    metadata: ObjectMetaPart,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct ObjectMetaPart {
+    #[serde(default)]
+    uid: Option<String>,
+    #[serde(default)]
+    deletion_timestamp: Option<String>,
+}
+
+impl BoundObject {
+    /// The uid and deletion timestamp of an object's JSON encoding (only
+    /// `metadata` is decoded); `None` when the bytes are not an object.
+    pub fn from_json(bytes: &[u8]) -> Option<BoundObject> {
+        let m: MetadataOnly = serde_json::from_slice(bytes).ok()?;
+        Some(BoundObject {
+            uid: m.metadata.uid.unwrap_or_default(),
+            deletion_timestamp: m.metadata.deletion_timestamp,
+        })
+    }
+
+    fn from_value(obj: &Value) -> BoundObject {
+        let meta = obj.get("metadata");
+        let field = |f: &str| {
+            meta.and_then(|m| m.get(f))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        BoundObject {
+            uid: field("uid").unwrap_or_default(),
+            deletion_timestamp: field("deletionTimestamp"),
+        }
+    }
+}
+
+/// Looks bound objects up somewhere cheaper than etcd (watch caches).
+pub trait BoundObjectLookup: Send + Sync {
+    /// The object `name` of `resource` (`serviceaccounts`, `secrets`,
+    /// `pods` or `nodes`; `namespace` is empty for nodes). `None` when the
+    /// lookup cannot answer, including when it does not hold the object:
+    /// the validator then reads etcd.
+    fn lookup<'a>(
+        &'a self,
+        resource: &'a str,
+        namespace: &'a str,
+        name: &'a str,
+    ) -> BoxFuture<'a, Option<BoundObject>>;
+}
+
+/// A [`BoundObjectLookup`] over the watch caches of a server's stores:
+/// answers with the cached object (`resourceVersion=0` semantics) when the
+/// cache is ready and holds it.
+#[derive(Default)]
+pub struct StoreLookup {
+    stores: HashMap<String, Arc<Store>>,
+}
+
+impl StoreLookup {
+    /// An empty lookup (answers nothing).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Serves lookups of `resource` from `store`.
+    pub fn with_store(mut self, resource: &str, store: Arc<Store>) -> Self {
+        self.stores.insert(resource.to_string(), store);
+        self
+    }
+}
+
+impl BoundObjectLookup for StoreLookup {
+    fn lookup<'a>(
+        &'a self,
+        resource: &'a str,
+        namespace: &'a str,
+        name: &'a str,
+    ) -> BoxFuture<'a, Option<BoundObject>> {
+        Box::pin(async move {
+            let store = self.stores.get(resource)?;
+            // Not found in the cache is no answer: the object may be newer
+            // than the cache (upstream's lister miss, then a live GET).
+            let cached = store.get_from_cache(namespace, name, "0").await.ok()??;
+            BoundObject::from_json(&cached.bytes)
+        })
+    }
+}
+
+/// Validates bound service account tokens against the objects they name.
 pub struct BoundTokenValidator {
     storage: EtcdStorage,
     prefix: String,
+    lookup: Option<Arc<dyn BoundObjectLookup>>,
 }
 
 impl BoundTokenValidator {
@@ -48,14 +160,37 @@ impl BoundTokenValidator {
         BoundTokenValidator {
             storage,
             prefix: prefix.trim_end_matches('/').to_string(),
+            lookup: None,
         }
     }
 
-    /// The object at `key` as (uid, deletionTimestamp); `None` when absent.
-    async fn object(&self, key: &str) -> Result<Option<(String, Option<String>)>, String> {
+    /// Asks `lookup` first and etcd only for what it cannot answer.
+    pub fn with_lookup(mut self, lookup: Arc<dyn BoundObjectLookup>) -> Self {
+        self.lookup = Some(lookup);
+        self
+    }
+
+    /// The object `name` of `resource`; `None` when absent.
+    async fn object(
+        &self,
+        resource: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<BoundObject>, String> {
+        if let Some(lookup) = &self.lookup {
+            if let Some(found) = lookup.lookup(resource, namespace, name).await {
+                return Ok(Some(found));
+            }
+        }
+        // Nodes are stored under upstream's historical `minions`.
+        let key = if resource == "nodes" {
+            format!("{}/minions/{name}", self.prefix)
+        } else {
+            format!("{}/{resource}/{namespace}/{name}", self.prefix)
+        };
         let kv = self
             .storage
-            .get(key)
+            .get(&key)
             .await
             .map_err(|e| format!("looking up {key}: {e}"))?;
         let Some(kv) = kv else {
@@ -63,35 +198,25 @@ impl BoundTokenValidator {
         };
         let obj = crate::protobuf::decode_from_storage(&kv.value)
             .map_err(|e| format!("decoding {key}: {e}"))?;
-        let meta = obj.get("metadata");
-        let field = |f: &str| {
-            meta.and_then(|m| m.get(f))
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        };
-        Ok(Some((
-            field("uid").unwrap_or_default(),
-            field("deletionTimestamp"),
-        )))
+        Ok(Some(BoundObject::from_value(&obj)))
     }
 
     /// Checks one bound object: present, same uid, not deleted too long ago.
     async fn check(
         &self,
-        what: &str,
-        key: String,
+        (resource, namespace, name): (&str, &str, &str),
         claimed_uid: &str,
         mismatch: impl FnOnce(&str) -> String,
     ) -> Result<(), String> {
-        let Some((uid, deleting)) = self.object(&key).await? else {
-            tracing::debug!(%key, "{what} of a bound token is gone");
+        let Some(found) = self.object(resource, namespace, name).await? else {
+            tracing::debug!(resource, namespace, name, "object of a bound token is gone");
             return Err(INVALIDATED.into());
         };
-        if deleted_too_long_ago(deleting.as_deref()) {
+        if deleted_too_long_ago(found.deletion_timestamp.as_deref()) {
             return Err(INVALIDATED.into());
         }
-        if !claimed_uid.is_empty() && uid != claimed_uid {
-            return Err(mismatch(&uid));
+        if !claimed_uid.is_empty() && found.uid != claimed_uid {
+            return Err(mismatch(&found.uid));
         }
         Ok(())
     }
@@ -107,19 +232,15 @@ impl BoundTokenValidator {
             return Err("service account token is missing its namespace or name".into());
         }
         let sa_uid = s("/serviceaccount/uid");
-        self.check(
-            "service account",
-            format!("{}/serviceaccounts/{ns}/{sa}", self.prefix),
-            sa_uid,
-            |uid| format!("service account UID ({uid}) does not match claim ({sa_uid})"),
-        )
+        self.check(("serviceaccounts", ns, sa), sa_uid, |uid| {
+            format!("service account UID ({uid}) does not match claim ({sa_uid})")
+        })
         .await?;
         let secret = s("/secret/name");
         if !secret.is_empty() {
             let claimed = s("/secret/uid");
             self.check(
-                "secret",
-                format!("{}/secrets/{ns}/{secret}", self.prefix),
+                ("secrets", ns, secret),
                 claimed,
                 |uid| {
                     format!(
@@ -132,29 +253,19 @@ impl BoundTokenValidator {
         let pod = s("/pod/name");
         if !pod.is_empty() {
             let claimed = s("/pod/uid");
-            self.check(
-                "pod",
-                format!("{}/pods/{ns}/{pod}", self.prefix),
-                claimed,
-                |uid| {
-                    format!(
-                        "pod UID ({uid}) does not match service account pod ref claim ({claimed})"
-                    )
-                },
-            )
+            self.check(("pods", ns, pod), claimed, |uid| {
+                format!("pod UID ({uid}) does not match service account pod ref claim ({claimed})")
+            })
             .await?;
         }
         let node = s("/node/name");
         if !node.is_empty() {
             let claimed = s("/node/uid");
-            self.check(
-                "node",
-                format!("{}/minions/{node}", self.prefix),
-                claimed,
-                |uid| {
-                    format!("node UID ({uid}) does not match service account node ref claim ({claimed})")
-                },
-            )
+            self.check(("nodes", "", node), claimed, |uid| {
+                format!(
+                    "node UID ({uid}) does not match service account node ref claim ({claimed})"
+                )
+            })
             .await?;
         }
         Ok(())
@@ -215,6 +326,24 @@ mod tests {
         let old = jiff::Timestamp::from_second(now.as_second() - 120).expect("ts");
         assert!(deleted_too_long_ago(Some(&old.to_string())));
         assert!(!deleted_too_long_ago(Some("garbage")));
+    }
+
+    #[test]
+    fn metadata_of_cached_bytes() {
+        let o = BoundObject::from_json(
+            br#"{"kind":"Pod","metadata":{"name":"p","uid":"u1","deletionTimestamp":"2026-01-01T00:00:00Z"},"spec":{"x":[1,2]}}"#,
+        )
+        .expect("object");
+        assert_eq!(o.uid, "u1");
+        assert_eq!(
+            o.deletion_timestamp.as_deref(),
+            Some("2026-01-01T00:00:00Z")
+        );
+        assert_eq!(
+            BoundObject::from_json(br#"{"metadata":{}}"#),
+            Some(BoundObject::default())
+        );
+        assert_eq!(BoundObject::from_json(b"[1]"), None);
     }
 
     #[test]
