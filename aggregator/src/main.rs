@@ -30,8 +30,10 @@ use shared::server::options::{
 };
 use shared::storage::EtcdStorage;
 
-/// mimalloc: cheaper allocation on the request path than glibc's malloc,
-/// and freed memory goes back to the system without trimming.
+/// mimalloc: the front door holds no cache, only requests in flight, so it
+/// takes the allocator that is cheapest per request (kube-core and the CRD
+/// tier keep glibc's, which packs their caches tighter; see
+/// `shared::server::memory`).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

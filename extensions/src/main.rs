@@ -27,11 +27,6 @@ use shared::server::options::{
 };
 use shared::storage::EtcdStorage;
 
-/// mimalloc: cheaper allocation on the request path than glibc's malloc,
-/// and freed memory goes back to the system without trimming.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// The extensions tier's default port.
 const DEFAULT_PORT: u16 = 6445;
 

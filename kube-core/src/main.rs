@@ -22,11 +22,6 @@ use shared::server::options::{
 };
 use shared::storage::EtcdStorage;
 
-/// mimalloc: cheaper allocation on the request path than glibc's malloc,
-/// and freed memory goes back to the system without trimming.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// kube-core's default port.
 const DEFAULT_PORT: u16 = 6444;
 
