@@ -24,15 +24,7 @@ pub struct Authorization {
 }
 
 impl Filter for Authorization {
-    fn call(&self, req: Request, next: Next) -> BoxFuture<'static, Response> {
-        let (Some(user), Some(info)) = (
-            req.extensions().get::<UserInfo>().cloned(),
-            req.extensions().get::<RequestInfo>().cloned(),
-        ) else {
-            return Box::pin(async {
-                ApiError::internal("no user or request info on the request").into_response()
-            });
-        };
+    fn call(&self, mut req: Request, next: Next) -> BoxFuture<'static, Response> {
         if self.trust_front_proxy
             && req
                 .extensions()
@@ -41,6 +33,16 @@ impl Filter for Authorization {
         {
             return next.run(req);
         }
+        // Taken out while the authorizer looks at them (it may await) and
+        // put back for the handler: moved, not copied, on every request.
+        let (Some(user), Some(info)) = (
+            req.extensions_mut().remove::<UserInfo>(),
+            req.extensions_mut().remove::<RequestInfo>(),
+        ) else {
+            return Box::pin(async {
+                ApiError::internal("no user or request info on the request").into_response()
+            });
+        };
         let authorizer = self.authorizer.clone();
         Box::pin(async move {
             let decision = authorizer
@@ -50,7 +52,11 @@ impl Filter for Authorization {
                 })
                 .await;
             match decision {
-                Decision::Allow => next.run(req).await,
+                Decision::Allow => {
+                    req.extensions_mut().insert(user);
+                    req.extensions_mut().insert(info);
+                    next.run(req).await
+                }
                 Decision::Error(e) => {
                     tracing::warn!(user = %user.name, path = %info.path, error = %e, "authorization failed");
                     ApiError::internal(e).into_response()
