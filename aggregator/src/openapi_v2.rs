@@ -19,6 +19,7 @@ use futures_util::future::join_all;
 use serde_json::Value;
 use shared::authentication::UserInfo;
 use shared::body::{Request, Response};
+use shared::openapi::v2::merge as merge_into;
 
 use crate::availability::Availability;
 use crate::discovery::{fetch, remote_client, service_key};
@@ -56,10 +57,6 @@ pub struct OpenApiV2 {
     own: Option<Value>,
 }
 
-/// `into` with every path, definition, parameter and response of `from`
-/// that `into` lacks.
-pub use shared::openapi::v2::merge as merge_into;
-
 impl OpenApiV2 {
     /// An aggregator with nothing downloaded yet.
     /// `local_changes` signals changes of the local chain's discovery;
@@ -89,22 +86,11 @@ impl OpenApiV2 {
             let user = req.extensions().get::<UserInfo>().cloned();
             return self.state.delegate.forward(req, user.as_ref()).await;
         };
-        let not_modified = req
+        let if_none_match = req
             .headers()
             .get(http::header::IF_NONE_MATCH)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.split(',').any(|t| t.trim() == m.etag));
-        http::Response::builder()
-            .status(if not_modified { 304 } else { 200 })
-            .header(http::header::CONTENT_TYPE, "application/json")
-            .header(http::header::CACHE_CONTROL, "no-cache, private")
-            .header(http::header::ETAG, m.etag.as_str())
-            .body(shared::body::full(if not_modified {
-                Bytes::new()
-            } else {
-                m.bytes.clone()
-            }))
-            .unwrap_or_else(|_| http::Response::new(shared::body::empty()))
+            .and_then(|v| v.to_str().ok());
+        shared::openapi::v2::respond(&m.bytes, &m.etag, if_none_match)
     }
 
     /// Downloads `/openapi/v2` through `d` into `cached`; whether it changed.
@@ -195,12 +181,7 @@ impl OpenApiV2 {
             }
         }
         let bytes = Bytes::from(serde_json::to_vec(&doc).unwrap_or_default());
-        let etag = {
-            use std::hash::{Hash, Hasher};
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            bytes.hash(&mut h);
-            format!("\"{:016X}\"", h.finish())
-        };
+        let etag = shared::openapi::v2::etag_of(&bytes);
         if let Ok(mut m) = self.merged.write() {
             *m = Some(Arc::new(Merged { bytes, etag }));
         }
@@ -233,32 +214,5 @@ impl OpenApiV2 {
                 _ = tokio::time::sleep(PERIOD) => {}
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn first_document_wins_conflicts_and_gains_the_rest() {
-        let mut local = json!({"swagger": "2.0",
-            "paths": {"/api/v1/pods": {"get": {}}},
-            "definitions": {"io.k8s.api.core.v1.Pod": {"type": "object"}}});
-        let remote = json!({"swagger": "2.0",
-            "paths": {"/api/v1/pods": {"post": {}}, "/apis/metrics.k8s.io/v1beta1/nodes": {"get": {}}},
-            "definitions": {"io.k8s.api.core.v1.Pod": {"type": "string"},
-                            "io.k8s.metrics.pkg.apis.metrics.v1beta1.NodeMetrics": {"type": "object"}}});
-        merge_into(&mut local, &remote);
-        assert_eq!(local["paths"]["/api/v1/pods"], json!({"get": {}}));
-        assert!(local["paths"]["/apis/metrics.k8s.io/v1beta1/nodes"].is_object());
-        assert_eq!(
-            local["definitions"]["io.k8s.api.core.v1.Pod"]["type"],
-            "object"
-        );
-        assert!(
-            local["definitions"]["io.k8s.metrics.pkg.apis.metrics.v1beta1.NodeMetrics"].is_object()
-        );
     }
 }

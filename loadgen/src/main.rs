@@ -2,10 +2,12 @@
 //! prints figures: creates/s and GET/s at a concurrency with p50/p99, LIST
 //! latency for N objects, watch fan-out delivery latency, the server's RSS
 //! after loading N objects, and the same create loop straight against etcd
-//! (the ceiling for writes).
+//! (the ceiling for writes). Creates, GETs and etcd puts also print the
+//! CPU time each local server process spent per operation (see `cpu`).
 //!
 //! Every loop is bounded in count; nothing runs unbounded.
 
+mod cpu;
 mod stats;
 
 use std::sync::Arc;
@@ -38,6 +40,10 @@ struct Options {
     /// Size of each object's data in bytes.
     #[arg(long, global = true, default_value_t = 1024)]
     object_size: usize,
+    /// Local processes (`comm` names, comma separated) whose CPU time per
+    /// operation is printed after `creates`, `gets` and `etcd`; empty for none.
+    #[arg(long, global = true, default_value = cpu::DEFAULT_PROCESSES)]
+    cpu_of: String,
     #[command(subcommand)]
     command: Command,
 }
@@ -92,16 +98,21 @@ enum Command {
 async fn main() -> anyhow::Result<()> {
     let opts = Options::parse();
     if let Command::Etcd { endpoints, count } = &opts.command {
-        return etcd_puts(endpoints, *count, opts.concurrency, opts.object_size).await;
+        let before = cpu::CpuSnapshot::take(&opts.cpu_of);
+        etcd_puts(endpoints, *count, opts.concurrency, opts.object_size).await?;
+        before.print_per_op(&cpu::CpuSnapshot::take(&opts.cpu_of), *count);
+        return Ok(());
     }
     let client = client(opts.kubeconfig.as_deref()).await?;
     ensure_namespace(&client, &opts.namespace).await?;
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), &opts.namespace);
     match &opts.command {
         Command::Creates { count } => {
+            let before = cpu::CpuSnapshot::take(&opts.cpu_of);
             let lat =
                 create_many(&cms, "create", *count, opts.concurrency, opts.object_size).await?;
             lat.print("creates", opts.concurrency);
+            before.print_per_op(&cpu::CpuSnapshot::take(&opts.cpu_of), *count);
         }
         Command::Gets { count } => {
             let names = existing_or_create(&cms, 100, opts.concurrency, opts.object_size).await?;
@@ -109,8 +120,10 @@ async fn main() -> anyhow::Result<()> {
                 ("GETs (consistent, from etcd)", GetParams::default()),
                 ("GETs (resourceVersion=0, from memory)", GetParams::any()),
             ] {
+                let before = cpu::CpuSnapshot::take(&opts.cpu_of);
                 let lat = get_many(&cms, &names, *count, opts.concurrency, &params).await?;
                 lat.print(label, opts.concurrency);
+                before.print_per_op(&cpu::CpuSnapshot::take(&opts.cpu_of), *count);
             }
         }
         Command::List { objects, repeats } => {

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use super::x509::{subject_names, CertVerifier};
+use super::x509::CertVerifier;
 use super::{AuthOutcome, AuthRequest, Authenticator, UserInfo};
 
 /// Header names, as the `--requestheader-*-headers` flags configure them.
@@ -101,15 +101,16 @@ impl Authenticator for RequestHeaderAuthenticator {
         let Some(peer) = req.peer_certificates else {
             return AuthOutcome::NotApplicable;
         };
-        if peer.0.is_empty() || self.verifier.verify(&peer.0).is_err() {
+        if peer.chain().is_empty() || self.verifier.verify_peer(peer).is_err() {
             // Not a front proxy: let the other authenticators look at the request.
             return AuthOutcome::NotApplicable;
         }
         if !self.allowed_names.is_empty() {
-            let cn = subject_names(&peer.0[0])
-                .map(|(cn, _)| cn)
+            let cn = peer
+                .leaf_subject()
+                .map(|(cn, _)| cn.as_str())
                 .unwrap_or_default();
-            if !self.allowed_names.iter().any(|a| *a == cn) {
+            if !self.allowed_names.iter().any(|a| a == cn) {
                 return AuthOutcome::Failed(format!("client certificate CN {cn:?} is not allowed"));
             }
         }

@@ -15,10 +15,16 @@ use rustls::RootCertStore;
 use rustls_pki_types::{CertificateDer, UnixTime};
 
 use super::{AuthOutcome, AuthRequest, Authenticator, UserInfo};
+use crate::server::tls::{PeerCertificates, PeerVerdict};
 
 /// How long a verified chain is trusted without verifying it again (never
 /// past the leaf certificate's `notAfter`).
 const VERIFIED_TTL: Duration = Duration::from_secs(300);
+
+/// How long a connection keeps a failed verdict on its chain (a chain that
+/// failed against one CA, such as a user certificate looked at by the
+/// front-proxy CA, fails again: only that connection remembers it).
+const FAILED_TTL: Duration = Duration::from_secs(60);
 
 /// At most this many verified chains are remembered; the cache is cleared
 /// when it is full.
@@ -107,6 +113,36 @@ impl CertVerifier {
         Ok(())
     }
 
+    /// [`Self::verify`] for a connection's chain, decided once per
+    /// connection: later requests on it reuse the verdict, a success until
+    /// the chain's trust runs out as in [`Self::verify`], a failure for
+    /// [`FAILED_TTL`]. Failures are remembered only by the connection that
+    /// presented the chain, so no client can fill a shared cache with them.
+    pub fn verify_peer(&self, peer: &PeerCertificates) -> Result<(), String> {
+        let me = Arc::as_ptr(&self.verified) as *const () as usize;
+        let memo = peer.memo();
+        let now = Instant::now();
+        {
+            let verdicts = memo.verdicts.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(v) = verdicts.iter().find(|v| v.verifier == me && now < v.until) {
+                return v.result.clone();
+            }
+        }
+        let result = self.verify(&memo.certs);
+        let until = match (&result, memo.certs.first()) {
+            (Ok(()), Some(leaf)) => trusted_until(leaf),
+            _ => now + FAILED_TTL,
+        };
+        let mut verdicts = memo.verdicts.lock().unwrap_or_else(|p| p.into_inner());
+        verdicts.retain(|v| v.verifier != me);
+        verdicts.push(PeerVerdict {
+            verifier: me,
+            until,
+            result: result.clone(),
+        });
+        result
+    }
+
     /// All CA subjects, offered to clients as acceptable issuers.
     pub fn root_hint_subjects(&self) -> Vec<rustls::DistinguishedName> {
         self.verifier.root_hint_subjects().to_vec()
@@ -131,6 +167,21 @@ pub fn subject_names(cert: &CertificateDer<'_>) -> Result<(String, Vec<String>),
     Ok((cn, orgs))
 }
 
+impl PeerCertificates {
+    /// [`subject_names`] of the leaf certificate, parsed once per
+    /// connection.
+    pub fn leaf_subject(&self) -> Result<&(String, Vec<String>), String> {
+        let Some(leaf) = self.chain().first() else {
+            return Err("no client certificate".into());
+        };
+        self.memo()
+            .subject
+            .get_or_init(|| subject_names(leaf))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+}
+
 /// Authenticates users by client certificates signed by the client CA.
 pub struct X509Authenticator {
     verifier: CertVerifier,
@@ -148,16 +199,16 @@ impl Authenticator for X509Authenticator {
         let Some(peer) = req.peer_certificates else {
             return AuthOutcome::NotApplicable;
         };
-        if peer.0.is_empty() {
+        if peer.chain().is_empty() {
             return AuthOutcome::NotApplicable;
         }
-        if let Err(e) = self.verifier.verify(&peer.0) {
+        if let Err(e) = self.verifier.verify_peer(peer) {
             return AuthOutcome::Failed(e);
         }
-        match subject_names(&peer.0[0]) {
+        match peer.leaf_subject() {
             Ok((name, groups)) if !name.is_empty() => AuthOutcome::Authenticated(UserInfo {
-                name,
-                groups,
+                name: name.clone(),
+                groups: groups.clone(),
                 ..Default::default()
             }),
             Ok(_) => AuthOutcome::Failed("certificate has no common name".into()),
@@ -222,6 +273,44 @@ mod tests {
         );
         let (name, groups) = subject_names(&good[0]).expect("names");
         assert_eq!((name.as_str(), groups), ("alice", vec!["devs".to_string()]));
+    }
+
+    #[test]
+    fn a_connection_decides_its_chain_once_per_verifier() {
+        let (client_pem, client_issuer) = ca("client-ca");
+        let (proxy_pem, _) = ca("front-proxy-ca");
+        let users = CertVerifier::from_pem(client_pem.as_bytes()).expect("users");
+        let proxies = CertVerifier::from_pem(proxy_pem.as_bytes()).expect("proxies");
+        let conn = PeerCertificates::new(vec![client("alice", &client_issuer)]);
+
+        // Each verifier's verdict is kept on the connection: the user CA's
+        // success and the front-proxy CA's failure.
+        assert!(users.verify_peer(&conn).is_ok());
+        assert!(proxies.verify_peer(&conn).is_err());
+        assert_eq!(conn.memo().verdicts.lock().expect("lock").len(), 2);
+        // The failure is remembered only by this connection, never shared.
+        assert_eq!(proxies.verified.lock().expect("lock").len(), 0);
+        assert!(proxies.verify_peer(&conn).is_err());
+        assert!(users.verify_peer(&conn).is_ok());
+        assert_eq!(conn.memo().verdicts.lock().expect("lock").len(), 2);
+
+        // An expired verdict is reached again, replacing the old one.
+        for v in conn.memo().verdicts.lock().expect("lock").iter_mut() {
+            v.until = Instant::now() - Duration::from_secs(1);
+            v.result = Err("stale".into());
+        }
+        assert!(users.verify_peer(&conn).is_ok());
+        assert_eq!(conn.memo().verdicts.lock().expect("lock").len(), 2);
+
+        // The subject is parsed once and shared by every request.
+        let first = conn.leaf_subject().expect("subject") as *const _;
+        assert_eq!(conn.leaf_subject().expect("subject") as *const _, first);
+        assert_eq!(conn.leaf_subject().expect("subject").0, "alice");
+
+        // No certificate: nothing verifies, nothing to name.
+        let none = PeerCertificates::default();
+        assert!(users.verify_peer(&none).is_err());
+        assert!(none.leaf_subject().is_err());
     }
 
     #[test]

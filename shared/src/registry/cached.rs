@@ -41,9 +41,17 @@ impl Codec for StoreCodec {
             "resourceVersion",
             Value::String(revision.to_string()),
         );
+        // `kind` and `apiVersion` lead, as upstream serializes typed
+        // objects; a typed LIST then serves each item without them by
+        // skipping that prefix of the cached bytes (see [`list_item`]).
         if let Value::Object(m) = &mut obj {
-            m.insert("apiVersion".into(), Value::String(self.def.api_version()));
-            m.insert("kind".into(), Value::String(self.def.kind.clone()));
+            m.shift_remove("kind");
+            m.shift_remove("apiVersion");
+            let mut typed = serde_json::Map::with_capacity(m.len() + 2);
+            typed.insert("kind".into(), Value::String(self.def.kind.clone()));
+            typed.insert("apiVersion".into(), Value::String(self.def.api_version()));
+            typed.append(m);
+            *m = typed;
         }
         let labels = meta::labels(&obj)
             .iter()
@@ -71,6 +79,40 @@ impl Codec for StoreCodec {
             encoded_counted: Default::default(),
         })
     }
+}
+
+/// The bytes of a cached object's JSON as an item of its LIST.
+///
+/// Upstream leaves `kind` and `apiVersion` off the items of built-in lists
+/// (they are the list's own); custom resources keep them. Cached objects
+/// begin with exactly `{"kind":…,"apiVersion":…` (see [`StoreCodec`]), so a
+/// built-in item is `{` followed by the cached bytes past that prefix: no
+/// copy of the object. `typed_prefix` is [`typed_item_prefix`] of the store,
+/// or `None` to serve the bytes whole.
+pub fn list_item(bytes: &bytes::Bytes, typed_prefix: Option<&[u8]>) -> [bytes::Bytes; 2] {
+    let open = bytes::Bytes::from_static(b"{");
+    match typed_prefix {
+        Some(p) if bytes.starts_with(p) => match bytes.get(p.len()) {
+            Some(b',') => [open, bytes.slice(p.len() + 1..)],
+            Some(b'}') => [open, bytes.slice(p.len()..)],
+            _ => [bytes::Bytes::new(), bytes.clone()],
+        },
+        _ => [bytes::Bytes::new(), bytes.clone()],
+    }
+}
+
+/// The leading `{"kind":"<Kind>","apiVersion":"<version>"` of a built-in
+/// store's cached objects, which [`list_item`] skips; `None` for custom
+/// resources, whose items keep their type, as upstream.
+pub fn typed_item_prefix(def: &ResourceDef) -> Option<Vec<u8>> {
+    if !crate::protobuf::is_known(&def.api_version(), &def.kind) {
+        return None;
+    }
+    let mut prefix = b"{\"kind\":".to_vec();
+    serde_json::to_writer(&mut prefix, &def.kind).ok()?;
+    prefix.extend_from_slice(b",\"apiVersion\":");
+    serde_json::to_writer(&mut prefix, &def.api_version()).ok()?;
+    Some(prefix)
 }
 
 /// The protobuf envelope of a cached object, encoded once from its JSON
@@ -488,5 +530,50 @@ mod tests {
         let widget =
             cached(r#"{"kind":"Widget","apiVersion":"example.com/v1","metadata":{"name":"c"}}"#);
         assert!(cached_protobuf(&widget).is_empty());
+    }
+
+    #[test]
+    fn built_in_list_items_skip_their_type_without_a_copy() {
+        let def = Arc::new(ResourceDef::new("", "v1", "ConfigMap", "configmaps"));
+        let codec = StoreCodec { def: def.clone() };
+        // Stored with the type last (or not at all): the cache puts it first.
+        let stored = crate::protobuf::encode_for_storage(&serde_json::json!({
+            "metadata": {"name": "c", "namespace": "d"}, "data": {"a": "b"},
+            "apiVersion": "v1", "kind": "ConfigMap"}))
+        .expect("encode");
+        let kv = KeyValue {
+            key: "/registry/configmaps/d/c".into(),
+            value: stored.into(),
+            create_revision: 3,
+            mod_revision: 7,
+        };
+        let obj = codec.cache(&kv, 7).expect("cache");
+        assert!(obj
+            .bytes
+            .starts_with(br#"{"kind":"ConfigMap","apiVersion":"v1","#));
+
+        let prefix = typed_item_prefix(&def).expect("built-in");
+        let [open, rest] = list_item(&obj.bytes, Some(&prefix));
+        let item: Value = serde_json::from_slice(&[open, rest.clone()].concat()).expect("json");
+        assert_eq!(item.get("kind"), None);
+        assert_eq!(item.get("apiVersion"), None);
+        assert_eq!(item["metadata"]["resourceVersion"], "7");
+        assert_eq!(item["data"]["a"], "b");
+        assert_eq!(
+            rest.as_ptr(),
+            obj.bytes[prefix.len() + 1..].as_ptr(),
+            "no copy"
+        );
+
+        // An object with nothing but its type stays valid JSON.
+        let bare = bytes::Bytes::from_static(br#"{"kind":"ConfigMap","apiVersion":"v1"}"#);
+        assert_eq!(list_item(&bare, Some(&prefix)).concat(), b"{}".to_vec());
+
+        // Custom resources keep their type, as upstream.
+        let widgets = ResourceDef::new("example.com", "v1", "Widget", "widgets");
+        assert!(typed_item_prefix(&widgets).is_none());
+        let widget =
+            bytes::Bytes::from_static(br#"{"kind":"Widget","apiVersion":"example.com/v1"}"#);
+        assert_eq!(list_item(&widget, None).concat(), widget.to_vec());
     }
 }

@@ -3,11 +3,11 @@
 use serde_json::Value;
 
 use super::meta;
-use super::store::{storage_error, Store};
+use super::store::Store;
 use crate::endpoints::status::ApiError;
 use crate::selection::fields::FieldSelector;
 use crate::selection::labels::LabelSelector;
-use crate::storage::{ListRequest, StorageError};
+use crate::storage::ListRequest;
 
 /// Parsed list/watch selection options.
 #[derive(Clone, Default)]
@@ -71,29 +71,7 @@ impl Store {
             self.check_field_selector(fs)?;
         }
         let prefix = self.list_prefix(namespace);
-        let (mut start_key, mut revision) = (None, None);
-        if let Some(token) = opts.continue_token.as_deref().filter(|t| !t.is_empty()) {
-            let (rv, start) =
-                crate::storage::decode_continue(token, &prefix).map_err(|e| match e {
-                    StorageError::InvalidContinue(m) => {
-                        ApiError::bad_request(format!("invalid continue token: {m}"))
-                    }
-                    other => storage_error(other),
-                })?;
-            start_key = Some(start);
-            revision = Some(rv);
-        } else if let Some(rv) = opts
-            .resource_version
-            .as_deref()
-            .filter(|rv| !rv.is_empty() && *rv != "0")
-        {
-            let rv: i64 = rv
-                .parse()
-                .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv}")))?;
-            if opts.resource_version_match.as_deref() == Some("Exact") {
-                revision = Some(rv);
-            }
-        }
+        let (mut start_key, mut revision) = super::list_encoded::list_start(&prefix, opts)?;
         let limit = opts.limit.filter(|l| *l > 0);
         let selecting = opts.has_selector();
         let mut items = Vec::new();
@@ -111,12 +89,11 @@ impl Store {
                 revision,
                 limit: page_size,
             };
-            let resp = self.storage.list(&req).await.map_err(|e| match e {
-                StorageError::Expired { .. } if opts.continue_token.is_some() => ApiError::expired(
-                    "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
-                ),
-                other => storage_error(other),
-            })?;
+            let resp = self
+                .storage
+                .list(&req)
+                .await
+                .map_err(|e| super::list_encoded::list_range_error(e, opts))?;
             revision = Some(resp.revision);
             let mut last_key = None;
             let mut examined = 0;

@@ -61,13 +61,13 @@ pub async fn serve(
                     return;
                 }
             };
-            let peer = PeerCertificates(Arc::new(
+            let peer = PeerCertificates::new(
                 tls.get_ref()
                     .1
                     .peer_certificates()
                     .map(|c| c.to_vec())
                     .unwrap_or_default(),
-            ));
+            );
             let hyper_service = hyper::service::service_fn(move |req: http::Request<Incoming>| {
                 let mut req = req.map(body::boxed);
                 req.extensions_mut().insert(peer.clone());

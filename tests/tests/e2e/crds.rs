@@ -456,6 +456,27 @@ async fn crd_lifecycle_custom_resources_and_cleanup() {
             .expect("post");
         assert_eq!(resp.status().as_u16(), 201);
     }
+    // Items of custom resource lists keep their kind and apiVersion, as
+    // upstream's, whether the cache (no limit) or etcd (a page) serves them.
+    for query in ["", "?limit=7", "?resourceVersion=0"] {
+        let list: Value = c
+            .http(Auth::AdminCert)
+            .get(c.url(&format!(
+                "/apis/example.com/v1/namespaces/demo/widgets{query}"
+            )))
+            .send()
+            .await
+            .expect("list")
+            .json()
+            .await
+            .expect("json");
+        let items = list["items"].as_array().expect("items");
+        assert!(items.len() >= 7, "{query}: {list}");
+        for item in items {
+            assert_eq!(item["kind"], "Widget", "{query}: {item}");
+            assert_eq!(item["apiVersion"], "example.com/v1", "{query}: {item}");
+        }
+    }
     c.kubectl_ok(&["delete", "crd", "widgets.example.com", "--timeout=60s"])
         .await;
     let (ok, _, _) = c.kubectl(&["get", "crd", "widgets.example.com"]).await;

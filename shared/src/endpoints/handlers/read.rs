@@ -9,10 +9,11 @@ use super::{bytes_response, respond, shape_object, RestRequest};
 use crate::body::{self, BoxError, Response};
 use crate::endpoints::negotiation::{Format, Negotiated, Output};
 use crate::endpoints::status::ApiError;
-use crate::registry::cached::CachedPage;
-use crate::registry::store::{ListPage, Store};
+use crate::registry::cached::{list_item, typed_item_prefix, CachedPage};
+use crate::registry::store::{ListOptions, ListPage, Store};
 use crate::registry::table;
 use crate::storage::cacher::CachedObject;
+use futures_util::StreamExt;
 use std::sync::Arc;
 
 /// GET `/.../<resource>/<name>[/status]`.
@@ -73,6 +74,9 @@ pub async fn list(
         && matches!(neg.format, Format::Json | Format::Protobuf)
         && crate::protobuf::is_known(&def.api_version(), &def.kind)
     {
+        if neg.format == Format::Json && opts.limit.filter(|l| *l > 0).is_none() {
+            return streamed_etcd_list(rest.store, namespace, &opts).await;
+        }
         let page = rest.store.list_encoded(namespace, &opts).await?;
         return Ok(cached_list_response(rest.store, page, neg));
     }
@@ -101,30 +105,109 @@ fn cached_list_response(store: &Store, page: CachedPage, neg: &Negotiated) -> Re
         let list_page = ListPage { items, ..list_page };
         return respond(200, &list_body(store, list_page, neg), neg);
     }
+    let head = json_list_head(store, &list_page);
+    let typed_prefix: Option<Arc<[u8]>> = typed_item_prefix(&store.def).map(Into::into);
+    let frames = std::iter::once(head)
+        .chain(json_item_parts(page.objects, typed_prefix, false))
+        .chain(std::iter::once(Bytes::from_static(b"]}\n")));
+    let frames =
+        body::coalesce(frames, body::COALESCED_FRAME).map(|b| Ok::<_, BoxError>(Frame::data(b)));
+    json_stream_response(StreamBody::new(futures_util::stream::iter(frames)))
+}
+
+/// A JSON LIST without `limit` that etcd answers, sent page by page as the
+/// client reads it: the first etcd page is read before answering (so a
+/// compacted revision or an unavailable etcd still gets its status), each
+/// later one only when the previous has been written. A failure after the
+/// first page ends the body early, which clients see as a broken response,
+/// never as a short list.
+async fn streamed_etcd_list(
+    store: &Store,
+    namespace: &str,
+    opts: &ListOptions,
+) -> Result<Response, ApiError> {
+    let mut pager = store.list_pager(namespace, opts)?;
+    let first = pager.next_page().await?.unwrap_or_default();
+    let list_page = ListPage {
+        items: Vec::new(),
+        resource_version: pager.revision().unwrap_or_default(),
+        continue_token: None,
+        remaining_item_count: None,
+    };
+    let head = json_list_head(store, &list_page);
+    let typed_prefix: Option<Arc<[u8]>> = typed_item_prefix(&store.def).map(Into::into);
+    let written = first.len();
+    let first = std::iter::once(head).chain(json_item_parts(first, typed_prefix.clone(), false));
+    let first: Vec<Result<Frame<Bytes>, BoxError>> = body::coalesce(first, body::COALESCED_FRAME)
+        .map(|b| Ok(Frame::data(b)))
+        .collect();
+    // The state: the pager, and how many items have been written.
+    let rest = futures_util::stream::unfold(Some((pager, written)), move |state| {
+        let typed_prefix = typed_prefix.clone();
+        async move {
+            let (mut pager, mut written) = state?;
+            let frames: Vec<Result<Frame<Bytes>, BoxError>> = match pager.next_page().await {
+                Ok(None) => return None,
+                Ok(Some(objects)) => {
+                    let leading_comma = written > 0;
+                    written += objects.len();
+                    let parts = json_item_parts(objects, typed_prefix, leading_comma);
+                    body::coalesce(parts, body::COALESCED_FRAME)
+                        .map(|b| Ok(Frame::data(b)))
+                        .collect()
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e.message, "LIST from etcd failed after the first page");
+                    return Some((vec![Err(BoxError::from(e.message))], None));
+                }
+            };
+            Some((frames, Some((pager, written))))
+        }
+    })
+    .flat_map(futures_util::stream::iter);
+    let tail = futures_util::stream::once(async { Ok(Frame::data(Bytes::from_static(b"]}\n"))) });
+    let frames = futures_util::stream::iter(first).chain(rest).chain(tail);
+    Ok(json_stream_response(StreamBody::new(frames)))
+}
+
+/// `{"kind":"<Kind>List","apiVersion":…,"metadata":{…},"items":[`: the
+/// head of a JSON list whose items follow.
+fn json_list_head(store: &Store, list_page: &ListPage) -> Bytes {
     let head = json!({
         "kind": format!("{}List", store.def.kind),
         "apiVersion": store.def.api_version(),
-        "metadata": list_meta(&list_page),
+        "metadata": list_meta(list_page),
     });
     let mut head = serde_json::to_vec(&head).unwrap_or_default();
     // Reopen the object to append the items array.
     head.pop();
     head.extend_from_slice(b",\"items\":[");
-    let objects = page.objects;
-    let frames = std::iter::once(Bytes::from(head))
-        .chain(objects.into_iter().enumerate().flat_map(|(i, o)| {
-            let sep = (i > 0).then(|| Bytes::from_static(b","));
-            sep.into_iter().chain(std::iter::once(o.bytes.clone()))
-        }))
-        .chain(std::iter::once(Bytes::from_static(b"]}\n")));
-    let frames =
-        body::coalesce(frames, body::COALESCED_FRAME).map(|b| Ok::<_, BoxError>(Frame::data(b)));
+    Bytes::from(head)
+}
+
+/// The parts of JSON list items, comma-separated (and after a comma when
+/// `leading_comma`), from the cached bytes without copies.
+fn json_item_parts(
+    objects: Vec<Arc<CachedObject>>,
+    typed_prefix: Option<Arc<[u8]>>,
+    leading_comma: bool,
+) -> impl Iterator<Item = Bytes> {
+    objects.into_iter().enumerate().flat_map(move |(i, o)| {
+        let sep = (i > 0 || leading_comma).then(|| Bytes::from_static(b","));
+        let [open, rest] = list_item(&o.bytes, typed_prefix.as_deref());
+        sep.into_iter().chain([open, rest])
+    })
+}
+
+/// A `200` JSON response streamed from `body`.
+fn json_stream_response<B>(body: B) -> Response
+where
+    B: http_body::Body<Data = Bytes, Error = BoxError> + Send + 'static,
+{
     http::Response::builder()
         .status(200)
         .header(http::header::CONTENT_TYPE, "application/json")
-        .body(body::boxed(StreamBody::new(futures_util::stream::iter(
-            frames,
-        ))))
+        .body(body::boxed(body))
         .unwrap_or_else(|_| ApiError::internal("building list response").into_response())
 }
 
@@ -176,10 +259,12 @@ pub fn list_meta(page: &ListPage) -> Value {
     Value::Object(m)
 }
 
-/// A list response in the negotiated shape. Items of typed lists carry no
-/// `kind`/`apiVersion`, as upstream serializes them.
+/// A list response in the negotiated shape. Items of built-in lists carry
+/// no `kind`/`apiVersion`, as upstream serializes them; custom resources
+/// keep theirs.
 pub fn list_body(store: &Store, page: ListPage, neg: &Negotiated) -> Value {
     let meta = list_meta(&page);
+    let typed = typed_item_prefix(&store.def).is_some();
     match neg.output {
         Output::Table => table::table(&store.def, &page.items, meta, neg.include_object, true),
         Output::PartialObjectMetadataList | Output::PartialObjectMetadata => json!({
@@ -193,7 +278,7 @@ pub fn list_body(store: &Store, page: ListPage, neg: &Negotiated) -> Value {
                 .items
                 .into_iter()
                 .map(|mut o| {
-                    if let Value::Object(m) = &mut o {
+                    if let (true, Value::Object(m)) = (typed, &mut o) {
                         m.remove("kind");
                         m.remove("apiVersion");
                     }
