@@ -95,10 +95,35 @@ impl GroupSet {
     /// Puts a watch cache in front of every store (LISTs and WATCHes from
     /// memory), each kept within `max_bytes`.
     pub fn enable_watch_caches(&mut self, max_bytes: usize) {
-        let mut cached = BTreeMap::new();
+        let mut cached: BTreeMap<(String, String, String), Arc<Store>> = BTreeMap::new();
+        // Storage versions first: a resource served at another version
+        // (`ResourceDef::served_as`) reads its storage version's cache.
         for (key, route) in self.routes.iter_mut() {
             if let Route::Store(s) = route {
-                let store = Arc::new((**s).clone().with_watch_cache(max_bytes));
+                if s.def.conversion.is_none() {
+                    let store = Arc::new((**s).clone().with_watch_cache(max_bytes));
+                    cached.insert(key.clone(), store.clone());
+                    *route = Route::Store(store);
+                }
+            }
+        }
+        for (key, route) in self.routes.iter_mut() {
+            if let Route::Store(s) = route {
+                let Some(conversion) = &s.def.conversion else {
+                    continue;
+                };
+                let storage_key = (
+                    conversion.storage_group.clone(),
+                    conversion.storage_version.clone(),
+                    s.def.resource.clone(),
+                );
+                let store = match cached.get(&storage_key) {
+                    Some(storage) if storage.list_prefix("") == s.list_prefix("") => {
+                        (**s).clone().share_storage_cache(storage)
+                    }
+                    _ => (**s).clone().with_watch_cache(max_bytes),
+                };
+                let store = Arc::new(store);
                 cached.insert(key.clone(), store.clone());
                 *route = Route::Store(store);
             }

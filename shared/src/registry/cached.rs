@@ -34,7 +34,19 @@ pub(super) struct StoreCodec {
 
 impl Codec for StoreCodec {
     fn cache(&self, kv: &KeyValue, revision: i64) -> Result<CachedObject, String> {
-        let mut obj = crate::protobuf::decode_from_storage(&kv.value)?;
+        let obj = crate::protobuf::decode_from_storage(&kv.value)?;
+        self.cache_value(&kv.key, revision, obj)
+    }
+}
+
+impl StoreCodec {
+    /// The cached form of `obj` (as decoded from storage) at `key`.
+    fn cache_value(
+        &self,
+        key: &str,
+        revision: i64,
+        mut obj: Value,
+    ) -> Result<CachedObject, String> {
         self.def.strategy.on_read(&mut obj).map_err(|e| e.message)?;
         meta::set(
             &mut obj,
@@ -64,7 +76,7 @@ impl Codec for StoreCodec {
             .map(|f| (f.as_str().into(), super::store::field_value(&obj, f).into()))
             .collect();
         Ok(CachedObject {
-            key: kv.key.as_str().into(),
+            key: key.into(),
             revision,
             namespace: meta::namespace(&obj).into(),
             name: meta::name(&obj).into(),
@@ -77,6 +89,8 @@ impl Codec for StoreCodec {
             fields,
             encoded: Default::default(),
             encoded_counted: Default::default(),
+            converted: Default::default(),
+            converted_counted: Default::default(),
         })
     }
 }
@@ -197,6 +211,47 @@ impl Store {
         self
     }
 
+    /// Serves this resource from the watch cache of its storage version
+    /// (`storage`, the store of the version this one is
+    /// [`ResourceDef::served_as`]) instead of a cache of its own: one etcd
+    /// watch and one copy of each object for every version of a resource,
+    /// as upstream keeps one cache per resource. Objects are converted to
+    /// this version when read, once per object state, and the conversion is
+    /// shared by every reader and counted in the cache's budget. Selectors
+    /// are matched on the stored form: a served version's selectable fields
+    /// are its storage version's.
+    pub fn share_storage_cache(mut self, storage: &Store) -> Self {
+        if let Some(cache) = storage.cache() {
+            self.set_cache(cache.clone());
+            self.cache_in_storage_version = true;
+        }
+        self
+    }
+
+    /// `obj`, from this store's cache, as this store serves it: itself, or
+    /// its conversion when the cache holds the storage version.
+    pub fn served(&self, obj: Arc<CachedObject>) -> Result<Arc<CachedObject>, ApiError> {
+        if !self.cache_in_storage_version {
+            return Ok(obj);
+        }
+        if let Some(converted) = obj.converted.get() {
+            return Ok(converted.clone());
+        }
+        let stored: Value = serde_json::from_slice(&obj.bytes)
+            .map_err(|e| ApiError::internal(format!("decoding cached {}: {e}", obj.key)))?;
+        let codec = StoreCodec {
+            def: self.def.clone(),
+        };
+        let converted = codec
+            .cache_value(&obj.key, obj.revision, stored)
+            .map_err(|e| ApiError::internal(format!("converting {}: {e}", obj.key)))?;
+        let converted = obj.converted.get_or_init(|| Arc::new(converted)).clone();
+        if let Some(cache) = self.cache() {
+            cache.account_converted(&obj);
+        }
+        Ok(converted)
+    }
+
     /// Whether an object in the cache matches the selectors.
     pub fn cached_matches(&self, obj: &CachedObject, opts: &ListOptions) -> bool {
         if let Some(ls) = &opts.label_selector {
@@ -239,7 +294,7 @@ impl Store {
             return Ok(None);
         }
         match cache.get(&self.key(namespace, name)) {
-            Some(Some(obj)) => Ok(Some(obj)),
+            Some(Some(obj)) => Ok(Some(self.served(obj)?)),
             Some(None) => Err(self.not_found(name)),
             None => Ok(None),
         }
@@ -300,7 +355,7 @@ impl Store {
         for obj in &snapshot.objects {
             examined += 1;
             if self.cached_matches(obj, opts) {
-                objects.push(obj.clone());
+                objects.push(self.served(obj.clone())?);
                 if limit.is_some_and(|l| objects.len() >= l) {
                     last_key = Some(obj.key.clone());
                     break;
@@ -390,12 +445,15 @@ impl Store {
         let opts = opts.clone();
         tokio::spawn(async move {
             for obj in initial {
-                if store.cached_matches(&obj, &opts)
-                    && tx
-                        .send(CachedWatchEvent::Object("ADDED", obj))
-                        .await
-                        .is_err()
-                {
+                if !store.cached_matches(&obj, &opts) {
+                    continue;
+                }
+                let event = match store.served(obj) {
+                    Ok(obj) => CachedWatchEvent::Object("ADDED", obj),
+                    Err(e) => CachedWatchEvent::Error(e),
+                };
+                let failed = matches!(event, CachedWatchEvent::Error(_));
+                if tx.send(event).await.is_err() || failed {
                     return;
                 }
             }
@@ -442,8 +500,13 @@ impl Store {
             (_, true, false) => Some(("DELETED", ev.object.clone())),
             (_, false, false) => None,
         };
-        match out {
-            Some((t, o)) => tx.send(CachedWatchEvent::Object(t, o)).await.is_ok(),
+        match out.map(|(t, o)| self.served(o).map(|o| (t, o))) {
+            Some(Ok((t, o))) => tx.send(CachedWatchEvent::Object(t, o)).await.is_ok(),
+            Some(Err(e)) => {
+                // The watch ends with the error; the client resumes.
+                let _ = tx.send(CachedWatchEvent::Error(e)).await;
+                false
+            }
             None => true,
         }
     }
@@ -509,6 +572,8 @@ mod tests {
             fields: Box::new([]),
             encoded: Default::default(),
             encoded_counted: Default::default(),
+            converted: Default::default(),
+            converted_counted: Default::default(),
         }
     }
 

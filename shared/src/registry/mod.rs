@@ -8,6 +8,8 @@ pub mod list;
 pub mod list_encoded;
 pub mod meta;
 pub mod resource;
+#[cfg(test)]
+mod shared_cache_tests;
 pub mod store;
 pub mod strategy;
 pub mod table;

@@ -61,6 +61,10 @@ pub struct Store {
     pub(crate) prefix: String,
     pub(crate) admission: AdmissionChain,
     cache: Option<Arc<crate::storage::cacher::WatchCache>>,
+    /// Whether `cache` is the cache of this resource's storage version
+    /// (shared with that version's store), holding objects this store
+    /// converts on read; see [`Store::share_storage_cache`].
+    pub(crate) cache_in_storage_version: bool,
 }
 
 /// Maps storage failures that are not about the object itself.
@@ -93,6 +97,7 @@ impl Store {
             prefix: prefix.trim_end_matches('/').to_string(),
             admission,
             cache: None,
+            cache_in_storage_version: false,
         }
     }
 

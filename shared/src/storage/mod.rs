@@ -23,7 +23,7 @@ mod freshness;
 pub mod watch;
 
 #[cfg(test)]
-mod test_etcd;
+pub(crate) mod test_etcd;
 #[cfg(test)]
 mod tests;
 

@@ -61,6 +61,13 @@ pub struct CachedObject {
     /// Whether `encoded` is counted in the cache's memory budget; only
     /// changed under the cache's write lock (see [`WatchCache::account_encoded`]).
     pub encoded_counted: std::sync::atomic::AtomicBool,
+    /// The object converted to another version of its resource (events.k8s.io
+    /// Events from the core/v1 cache, autoscaling/v1 HPAs from the v2 one),
+    /// made on first use and shared by every reader at that version.
+    pub converted: std::sync::OnceLock<Arc<CachedObject>>,
+    /// Whether `converted` is counted in the cache's memory budget (see
+    /// [`WatchCache::account_converted`]).
+    pub converted_counted: std::sync::atomic::AtomicBool,
 }
 
 impl CachedObject {
@@ -93,17 +100,20 @@ impl CachedObject {
     }
 
     /// Memory counted in the budget: [`CachedObject::size`] plus the other
-    /// encoding once it is counted.
+    /// encoding and the converted object once they are counted.
     pub fn held(&self) -> usize {
-        let encoded = if self
-            .encoded_counted
-            .load(std::sync::atomic::Ordering::Relaxed)
-        {
+        use std::sync::atomic::Ordering::Relaxed;
+        let encoded = if self.encoded_counted.load(Relaxed) {
             self.encoded.get().map_or(0, Bytes::len)
         } else {
             0
         };
-        self.size() + encoded
+        let converted = if self.converted_counted.load(Relaxed) {
+            self.converted.get().map_or(0, |c| c.size())
+        } else {
+            0
+        };
+        self.size() + encoded + converted
     }
 
     /// Memory held, roughly.
@@ -315,6 +325,17 @@ impl WatchCache {
     /// budget, the next change makes the cache step aside.
     pub fn account_encoded(&self, object: &Arc<CachedObject>) {
         self.state.account_encoded(object);
+    }
+
+    /// Bytes counted against the memory budget.
+    pub fn bytes_held(&self) -> usize {
+        self.state.bytes()
+    }
+
+    /// Counts `object`'s converted form in the budget, once, if `object`
+    /// is still the current state of its key.
+    pub fn account_converted(&self, object: &Arc<CachedObject>) {
+        self.state.account_converted(object);
     }
 
     /// The object at `key` as the cache holds it (`Some(None)`: known

@@ -233,6 +233,22 @@ impl CacheState {
         }
     }
 
+    /// See [`super::WatchCache::account_converted`].
+    pub fn account_converted(&self, object: &Arc<CachedObject>) {
+        let mut inner = self.write();
+        let current = inner
+            .objects
+            .get(&object.key)
+            .is_some_and(|o| Arc::ptr_eq(o, object));
+        if current
+            && !object
+                .converted_counted
+                .swap(true, std::sync::atomic::Ordering::Relaxed)
+        {
+            inner.bytes += object.converted.get().map_or(0, |c| c.size());
+        }
+    }
+
     /// The budget's count of bytes held (for tests and metrics).
     pub fn bytes(&self) -> usize {
         self.read().bytes
@@ -340,6 +356,8 @@ mod tests {
             fields: Box::new([]),
             encoded: Default::default(),
             encoded_counted: Default::default(),
+            converted: Default::default(),
+            converted_counted: Default::default(),
         })
     }
 
