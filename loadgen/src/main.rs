@@ -94,7 +94,10 @@ enum Command {
     },
 }
 
-#[tokio::main]
+// One thread: the load generator shares the machine with the servers it
+// measures, and a single-threaded runtime wakes no other threads per
+// request (half the CPU per GET of the multi-threaded one).
+#[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {
     let opts = Options::parse();
     if let Command::Etcd { endpoints, count } = &opts.command {
