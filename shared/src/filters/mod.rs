@@ -16,16 +16,72 @@ pub mod request_info;
 pub mod timeout;
 
 use std::convert::Infallible;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use futures_util::future::BoxFuture;
-use tower::util::BoxCloneService;
+use futures_util::FutureExt;
 use tower::{Layer, Service};
 
 use crate::body::{Request, Response};
 
 /// The type-erased service every layer wraps and produces.
-pub type HttpService = BoxCloneService<Request, Response, Infallible>;
+///
+/// Cloning it is one reference count: a filter hands the rest of the chain
+/// to [`Next`] on every request, and a boxed, cloneable service
+/// (`tower::util::BoxCloneService`) would copy the whole rest of the chain
+/// there, one allocation per filter below, on every request and at every
+/// filter. The services of the chain hold no per-request state, so calling
+/// a shared one is all a request needs.
+#[derive(Clone)]
+pub struct HttpService(Arc<dyn Fn(Request) -> BoxFuture<'static, Response> + Send + Sync>);
+
+impl HttpService {
+    /// Erases `svc`; each request calls a clone of it (for a chain of
+    /// [`FilterService`]s, a clone is a few reference counts).
+    pub fn new<S>(svc: S) -> Self
+    where
+        S: Service<Request, Response = Response, Error = Infallible>
+            + Clone
+            + Send
+            + Sync
+            + 'static,
+        S::Future: Send + 'static,
+    {
+        HttpService(Arc::new(move |req| {
+            let mut svc = svc.clone();
+            Box::pin(async move {
+                match svc.call(req).await {
+                    Ok(resp) => resp,
+                    Err(never) => match never {},
+                }
+            })
+        }))
+    }
+
+    /// Handles one request.
+    pub fn handle(&self, req: Request) -> BoxFuture<'static, Response> {
+        (self.0)(req)
+    }
+}
+
+impl Service<Request> for HttpService {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = futures_util::future::Map<
+        BoxFuture<'static, Response>,
+        fn(Response) -> Result<Response, Infallible>,
+    >;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request) -> Self::Future {
+        self.handle(req)
+            .map(Ok as fn(Response) -> Result<Response, Infallible>)
+    }
+}
 
 /// The rest of the chain after a filter.
 pub struct Next(HttpService);
@@ -33,14 +89,7 @@ pub struct Next(HttpService);
 impl Next {
     /// Passes the request on and returns the response.
     pub fn run(self, req: Request) -> BoxFuture<'static, Response> {
-        let mut svc = self.0;
-        let fut = svc.call(req);
-        Box::pin(async move {
-            match fut.await {
-                Ok(resp) => resp,
-                Err(never) => match never {},
-            }
-        })
+        self.0.handle(req)
     }
 }
 
@@ -64,7 +113,7 @@ impl<F: Filter> FilterLayer<F> {
 
 impl<F: Filter, S> Layer<S> for FilterLayer<F>
 where
-    S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + Sync + 'static,
     S::Future: Send + 'static,
 {
     type Service = FilterService<F>;
@@ -72,7 +121,7 @@ where
     fn layer(&self, inner: S) -> Self::Service {
         FilterService {
             filter: self.0.clone(),
-            inner: BoxCloneService::new(inner),
+            inner: HttpService::new(inner),
         }
     }
 }
@@ -97,7 +146,6 @@ impl<F: Filter> Service<Request> for FilterService<F> {
     }
 
     fn call(&mut self, req: Request) -> Self::Future {
-        use futures_util::FutureExt;
         self.filter
             .call(req, Next(self.inner.clone()))
             .map(Ok as fn(Response) -> Result<Response, Infallible>)
@@ -107,11 +155,8 @@ impl<F: Filter> Service<Request> for FilterService<F> {
 /// Wraps an async function as the innermost service of a chain.
 pub fn service_fn<F, Fut>(f: F) -> HttpService
 where
-    F: Fn(Request) -> Fut + Clone + Send + 'static,
+    F: Fn(Request) -> Fut + Send + Sync + 'static,
     Fut: std::future::Future<Output = Response> + Send + 'static,
 {
-    BoxCloneService::new(tower::service_fn(move |req| {
-        let fut = f(req);
-        async move { Ok::<_, Infallible>(fut.await) }
-    }))
+    HttpService(Arc::new(move |req| Box::pin(f(req))))
 }

@@ -57,5 +57,5 @@ pub fn build_handler_chain(handler: HttpService, cfg: &ChainConfig) -> HttpServi
             trust_front_proxy: cfg.trust_front_proxy_authorization,
         }))
         .service(handler);
-    tower::util::BoxCloneService::new(svc)
+    HttpService::new(svc)
 }

@@ -10,7 +10,6 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
-use tower::ServiceExt;
 
 use super::tls::PeerCertificates;
 use crate::body;
@@ -71,14 +70,8 @@ pub async fn serve(
             let hyper_service = hyper::service::service_fn(move |req: http::Request<Incoming>| {
                 let mut req = req.map(body::boxed);
                 req.extensions_mut().insert(peer.clone());
-                let svc = service.clone();
-                async move {
-                    Ok::<_, Infallible>(
-                        svc.oneshot(req)
-                            .await
-                            .unwrap_or_else(|never| match never {}),
-                    )
-                }
+                let response = service.handle(req);
+                async move { Ok::<_, Infallible>(response.await) }
             });
             let mut builder = auto::Builder::new(TokioExecutor::new());
             builder
