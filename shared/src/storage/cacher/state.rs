@@ -219,33 +219,35 @@ impl CacheState {
 
     /// See [`super::WatchCache::account_encoded`].
     pub fn account_encoded(&self, object: &Arc<CachedObject>) {
-        let mut inner = self.write();
-        let current = inner
-            .objects
-            .get(&object.key)
-            .is_some_and(|o| Arc::ptr_eq(o, object));
-        if current
-            && !object
-                .encoded_counted
-                .swap(true, std::sync::atomic::Ordering::Relaxed)
-        {
-            inner.bytes += object.encoded.get().map_or(0, bytes::Bytes::len);
-        }
+        self.account_once(object, &object.encoded_counted, || {
+            object.encoded.get().map_or(0, bytes::Bytes::len)
+        });
     }
 
     /// See [`super::WatchCache::account_converted`].
     pub fn account_converted(&self, object: &Arc<CachedObject>) {
+        self.account_once(object, &object.converted_counted, || {
+            object.converted.get().map_or(0, |c| c.size())
+        });
+    }
+
+    /// Adds `len()` bytes made for `object` after it was cached to the
+    /// budget, once (`counted` remembers it), and only while `object` is
+    /// the current state of its key: a replaced object's bytes left the
+    /// budget with it, by [`CachedObject::held`].
+    fn account_once(
+        &self,
+        object: &Arc<CachedObject>,
+        counted: &std::sync::atomic::AtomicBool,
+        len: impl FnOnce() -> usize,
+    ) {
         let mut inner = self.write();
         let current = inner
             .objects
             .get(&object.key)
             .is_some_and(|o| Arc::ptr_eq(o, object));
-        if current
-            && !object
-                .converted_counted
-                .swap(true, std::sync::atomic::Ordering::Relaxed)
-        {
-            inner.bytes += object.converted.get().map_or(0, |c| c.size());
+        if current && !counted.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            inner.bytes += len();
         }
     }
 
