@@ -51,17 +51,34 @@ impl TestCluster {
             .acquire()
             .await
             .expect("cluster slots are never closed");
-        let dir = tempfile::tempdir().expect("tempdir");
-        let mut cfg = ClusterConfig::new(dir.path().join("state"));
-        cfg.ports = Ports::free().expect("free ports");
-        let cluster = match Cluster::start(cfg).await {
-            Ok(c) => c,
-            Err(e) => panic!("starting the cluster: {e:#}"),
-        };
-        TestCluster {
-            cluster,
-            dir,
-            _slot: slot,
+        // Free ports are found by binding port 0, which the kernel also
+        // hands out as source ports of outgoing connections: with many
+        // tests connecting at once, one can be taken before the cluster
+        // binds it. That is retried with fresh ports; anything else fails.
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let dir = tempfile::tempdir().expect("tempdir");
+            let mut cfg = ClusterConfig::new(dir.path().join("state"));
+            cfg.ports = Ports::free().expect("free ports");
+            match Cluster::start(cfg).await {
+                Ok(cluster) => {
+                    return TestCluster {
+                        cluster,
+                        dir,
+                        _slot: slot,
+                    }
+                }
+                Err(e) => {
+                    let e = format!("{e:#}");
+                    let port_taken =
+                        e.contains("is not available") || e.contains("Address already in use");
+                    if !port_taken || attempt >= 3 {
+                        panic!("starting the cluster: {e}");
+                    }
+                    eprintln!("a port was taken while starting the cluster, retrying: {e}");
+                }
+            }
         }
     }
 
