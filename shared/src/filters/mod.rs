@@ -37,8 +37,8 @@ use crate::body::{Request, Response};
 pub struct HttpService(Arc<dyn Fn(Request) -> BoxFuture<'static, Response> + Send + Sync>);
 
 impl HttpService {
-    /// Erases `svc`; each request calls a clone of it (for a chain of
-    /// [`FilterService`]s, a clone is a few reference counts).
+    /// Erases `svc`; each request calls a clone of it (an [`HttpService`]
+    /// is returned as it is, without another layer of boxing).
     pub fn new<S>(svc: S) -> Self
     where
         S: Service<Request, Response = Response, Error = Infallible>
@@ -48,6 +48,9 @@ impl HttpService {
             + 'static,
         S::Future: Send + 'static,
     {
+        if let Some(erased) = (&svc as &dyn std::any::Any).downcast_ref::<HttpService>() {
+            return erased.clone();
+        }
         HttpService(Arc::new(move |req| {
             let mut svc = svc.clone();
             Box::pin(async move {
@@ -116,39 +119,14 @@ where
     S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + Sync + 'static,
     S::Future: Send + 'static,
 {
-    type Service = FilterService<F>;
+    type Service = HttpService;
 
-    fn layer(&self, inner: S) -> Self::Service {
-        FilterService {
-            filter: self.0.clone(),
-            inner: HttpService::new(inner),
-        }
-    }
-}
-
-/// The service a [`FilterLayer`] produces.
-#[derive(Clone)]
-pub struct FilterService<F> {
-    filter: F,
-    inner: HttpService,
-}
-
-impl<F: Filter> Service<Request> for FilterService<F> {
-    type Response = Response;
-    type Error = Infallible;
-    type Future = futures_util::future::Map<
-        BoxFuture<'static, Response>,
-        fn(Response) -> Result<Response, Infallible>,
-    >;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, req: Request) -> Self::Future {
-        self.filter
-            .call(req, Next(self.inner.clone()))
-            .map(Ok as fn(Response) -> Result<Response, Infallible>)
+    /// The filter in front of `inner`: each request is one call of the
+    /// filter with the rest of the chain (one boxed future per filter).
+    fn layer(&self, inner: S) -> HttpService {
+        let filter = self.0.clone();
+        let inner = HttpService::new(inner);
+        HttpService(Arc::new(move |req| filter.call(req, Next(inner.clone()))))
     }
 }
 
