@@ -360,14 +360,22 @@ pub fn manager_or_user_agent(
     if let Some(m) = field_manager.filter(|m| !m.is_empty()) {
         return Some(m.to_string());
     }
-    let ua = user_agent?;
-    let prefix: String = ua
-        .split('/')
-        .next()
-        .unwrap_or("")
-        .chars()
-        .take(128)
-        .collect();
+    // Upstream's prefixFromUserAgent: the part before the first `/`,
+    // printable characters only, at most 128 bytes; a write that names no
+    // manager at all is recorded as `unknown` (upstream's BuildManagerInfo).
+    let mut prefix = String::new();
+    for c in user_agent.unwrap_or("").split('/').next().unwrap_or("").chars() {
+        if c.is_control() {
+            continue;
+        }
+        if prefix.len() + c.len_utf8() > 128 {
+            break;
+        }
+        prefix.push(c);
+    }
+    if prefix.is_empty() {
+        prefix.push_str("unknown");
+    }
     Some(prefix)
 }
 

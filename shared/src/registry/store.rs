@@ -430,6 +430,16 @@ impl Store {
                 );
                 return Err(self.invalid(name, &[err]));
             }
+            if !pinned {
+                // An unconditional update: the object takes the stored
+                // revision, as upstream's store does before validation
+                // (Helm's release Secrets are written this way).
+                meta::set(
+                    &mut new,
+                    "resourceVersion",
+                    Value::String(kv.mod_revision.to_string()),
+                );
+            }
             let body_name = meta::name(&new);
             if !body_name.is_empty() && body_name != name {
                 return Err(ApiError::bad_request(format!(

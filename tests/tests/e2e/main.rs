@@ -10,6 +10,7 @@ mod auth;
 mod bound_tokens;
 mod builtins;
 mod builtins_subresources;
+mod client_go_writes;
 mod crd_conversion;
 mod crd_runtime;
 mod crds;

@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 
 use super::read::list_body;
-use super::{decode_json, read_body, respond, shape_object, RestRequest};
+use super::{read_object_body, respond, shape_object, RestRequest};
 use crate::body::{Request, Response};
 use crate::endpoints::negotiation::Negotiated;
 use crate::endpoints::status::{success_status, ApiError};
@@ -12,15 +12,21 @@ use crate::registry::store::{DeleteOptions, DeleteOutcome, ListPage};
 
 /// DeleteOptions from the optional body and the query.
 async fn delete_options(rest: &RestRequest<'_>, req: Request) -> Result<DeleteOptions, ApiError> {
-    let bytes = read_body(req).await?;
+    // client-go sends DeleteOptions in protobuf when it talks protobuf
+    // (controller manager, scheduler, kubelet, Helm); kubectl sends JSON.
+    let body = read_object_body(req).await?;
     let mut opts = DeleteOptions {
         grace_period_seconds: rest.query.int("gracePeriodSeconds")?,
         propagation_policy: rest.query.get("propagationPolicy").map(str::to_string),
         dry_run: rest.query.dry_run("DeleteOptions")?,
         ..Default::default()
     };
-    if !bytes.iter().all(u8::is_ascii_whitespace) {
-        let body = decode_json(&bytes)?;
+    if !body.is_null() {
+        if !body.is_object() {
+            return Err(ApiError::bad_request(
+                "the body of the request must be a DeleteOptions object",
+            ));
+        }
         if let Some(g) = body.get("gracePeriodSeconds").and_then(Value::as_i64) {
             opts.grace_period_seconds = Some(g);
         }
@@ -33,6 +39,14 @@ async fn delete_options(rest: &RestRequest<'_>, req: Request) -> Result<DeleteOp
                 .get("resourceVersion")
                 .and_then(Value::as_str)
                 .map(str::to_string);
+        }
+        if opts.propagation_policy.is_none() {
+            // The deprecated `orphanDependents` means Orphan or Background.
+            match body.get("orphanDependents").and_then(Value::as_bool) {
+                Some(true) => opts.propagation_policy = Some("Orphan".to_string()),
+                Some(false) => opts.propagation_policy = Some("Background".to_string()),
+                None => {}
+            }
         }
         if let Some(Value::Array(d)) = body.get("dryRun") {
             if d.iter().any(|v| v == "All") {

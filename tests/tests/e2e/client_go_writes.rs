@@ -1,0 +1,196 @@
+//! Writes as client-go programs (Helm, the controller manager, kubelets)
+//! send them: protobuf bodies for PUT and DELETE, unconditional updates
+//! without `metadata.resourceVersion`, and no `User-Agent` at all.
+//!
+//! Helm keeps each release in a Secret: it creates it `pending-install`,
+//! then replaces it with a PUT that names no resourceVersion, and
+//! `helm uninstall` deletes with a protobuf `DeleteOptions` body. Bodies are
+//! encoded with prost and the `k8s-pb` bindings of upstream's
+//! `generated.proto`, independently of our own encoder.
+
+use k8s_pb::api::core::v1 as core;
+use k8s_pb::apimachinery::pkg::apis::meta::v1 as meta;
+use prost::Message as _;
+use serde_json::{json, Value};
+
+use crate::harness::{expect_status, Auth, TestCluster};
+
+const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
+
+/// The `k8s\0` + runtime.Unknown envelope upstream's serializer writes.
+fn envelope(api_version: &str, kind: &str, message: &impl prost::Message) -> Vec<u8> {
+    let unknown = k8s_pb::apimachinery::pkg::runtime::Unknown {
+        type_meta: Some(k8s_pb::apimachinery::pkg::runtime::TypeMeta {
+            api_version: Some(api_version.to_owned()),
+            kind: Some(kind.to_owned()),
+        }),
+        raw: Some(message.encode_to_vec()),
+        content_encoding: Some(String::new()),
+        content_type: Some(String::new()),
+    };
+    let mut out = b"k8s\0".to_vec();
+    out.extend_from_slice(&unknown.encode_to_vec());
+    out
+}
+
+fn release_secret(status: &str) -> core::Secret {
+    core::Secret {
+        metadata: Some(meta::ObjectMeta {
+            name: Some("sh.helm.release.v1.demo.v1".into()),
+            namespace: Some("default".into()),
+            labels: [
+                ("owner".to_owned(), "helm".to_owned()),
+                ("status".to_owned(), status.to_owned()),
+            ]
+            .into(),
+            ..Default::default()
+        }),
+        r#type: Some("helm.sh/release.v1".into()),
+        data: [("release".to_owned(), status.as_bytes().to_vec())].into(),
+        ..Default::default()
+    }
+}
+
+async fn get_json(http: &reqwest::Client, url: &str) -> (u16, Value) {
+    let resp = http.get(url).send().await.expect("get");
+    let code = resp.status().as_u16();
+    (code, resp.json().await.expect("json"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn helm_release_lifecycle_in_protobuf() {
+    let c = TestCluster::start().await;
+    let http = c.http(Auth::AdminCert);
+    let secrets = c.url("/api/v1/namespaces/default/secrets");
+    let one = format!("{secrets}/sh.helm.release.v1.demo.v1");
+
+    // Create, in protobuf, with no User-Agent: the manager is `unknown`.
+    let resp = http
+        .post(&secrets)
+        .header("content-type", PROTOBUF)
+        .header("accept", "application/json")
+        .body(envelope("v1", "Secret", &release_secret("pending-install")))
+        .send()
+        .await
+        .expect("create");
+    assert_eq!(resp.status().as_u16(), 201, "{}", resp.text().await.unwrap_or_default());
+    let created: Value = resp.json().await.expect("created");
+    let managers: Vec<&str> = created["metadata"]["managedFields"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|e| e["manager"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(managers, ["unknown"], "{created}");
+    let created_rv = created["metadata"]["resourceVersion"]
+        .as_str()
+        .expect("rv")
+        .to_owned();
+
+    // Helm's status change: a protobuf PUT without resourceVersion.
+    let resp = http
+        .put(&one)
+        .header("content-type", PROTOBUF)
+        .header("accept", "application/json")
+        .body(envelope("v1", "Secret", &release_secret("deployed")))
+        .send()
+        .await
+        .expect("update");
+    assert_eq!(resp.status().as_u16(), 200, "{}", resp.text().await.unwrap_or_default());
+    let (code, stored) = get_json(&http, &one).await;
+    assert_eq!(code, 200);
+    assert_eq!(stored["metadata"]["labels"]["status"], "deployed");
+    assert_eq!(stored["data"]["release"], "ZGVwbG95ZWQ="); // "deployed"
+    assert_ne!(stored["metadata"]["resourceVersion"], created_rv.as_str());
+    // System fields survive a body that omits them.
+    assert_eq!(stored["metadata"]["uid"], created["metadata"]["uid"]);
+    assert_eq!(
+        stored["metadata"]["creationTimestamp"],
+        created["metadata"]["creationTimestamp"]
+    );
+
+    // The same in JSON, as `kubectl replace` of a hand-written manifest.
+    let resp = http
+        .put(&one)
+        .json(&json!({
+            "apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "sh.helm.release.v1.demo.v1", "namespace": "default",
+                         "labels": {"owner": "helm", "status": "superseded"}},
+            "type": "helm.sh/release.v1",
+            "data": {"release": "c3VwZXJzZWRlZA=="}
+        }))
+        .send()
+        .await
+        .expect("json update");
+    assert_eq!(resp.status().as_u16(), 200, "{}", resp.text().await.unwrap_or_default());
+    let (_, stored) = get_json(&http, &one).await;
+    assert_eq!(stored["metadata"]["labels"]["status"], "superseded");
+
+    // A stale resourceVersion is still a conflict.
+    let resp = http
+        .put(&one)
+        .json(&json!({
+            "apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "sh.helm.release.v1.demo.v1", "namespace": "default",
+                         "resourceVersion": created_rv},
+            "type": "helm.sh/release.v1",
+        }))
+        .send()
+        .await
+        .expect("stale update");
+    expect_status(resp, 409, "Conflict").await;
+
+    // `helm uninstall`: DELETE with a protobuf DeleteOptions body. A uid
+    // precondition that does not hold proves the body is read.
+    let delete_body = |uid: &str| {
+        envelope(
+            "v1",
+            "DeleteOptions",
+            &meta::DeleteOptions {
+                propagation_policy: Some("Background".into()),
+                preconditions: Some(meta::Preconditions {
+                    uid: Some(uid.to_owned()),
+                    resource_version: None,
+                }),
+                ..Default::default()
+            },
+        )
+    };
+    let resp = http
+        .delete(&one)
+        .header("content-type", PROTOBUF)
+        .body(delete_body("00000000-0000-0000-0000-000000000000"))
+        .send()
+        .await
+        .expect("delete with a wrong uid");
+    expect_status(resp, 409, "Conflict").await;
+    let uid = created["metadata"]["uid"].as_str().expect("uid");
+    let resp = http
+        .delete(&one)
+        .header("content-type", PROTOBUF)
+        .header("accept", PROTOBUF)
+        .body(delete_body(uid))
+        .send()
+        .await
+        .expect("delete");
+    assert_eq!(resp.status().as_u16(), 200);
+    assert_eq!(
+        resp.headers().get("content-type").and_then(|v| v.to_str().ok()),
+        Some(PROTOBUF)
+    );
+    let (code, _) = get_json(&http, &one).await;
+    assert_eq!(code, 404);
+
+    // A malformed protobuf DeleteOptions is a 400 Status, not a crash.
+    http.post(&secrets)
+        .json(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "other"}}))
+        .send()
+        .await
+        .expect("create other");
+    let resp = http
+        .delete(format!("{secrets}/other"))
+        .header("content-type", PROTOBUF)
+        .body(b"k8s\0\x0a\xff\xff".to_vec())
+        .send()
+        .await
+        .expect("bad delete");
+    expect_status(resp, 400, "BadRequest").await;
+}
