@@ -68,6 +68,7 @@ pub fn definitions() -> Vec<ResourceDef> {
             .short_names(&["rs"])
             .categories(&["all"])
             .with_status()
+            .selectable_fields(&["status.replicas"])
             .with_scale()
             .columns(vec![
                 int_col("Desired", |o| json!(int_at(o, "spec.replicas"))),

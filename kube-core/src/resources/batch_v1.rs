@@ -57,6 +57,7 @@ pub fn definitions() -> Vec<ResourceDef> {
         ResourceDef::new("batch", "v1", "Job", "jobs")
             .categories(&["all"])
             .with_status()
+            .selectable_fields(&["status.successful"])
             .columns(vec![
                 Column::func("Status", "string", job_status),
                 Column::func("Completions", "string", job_completions),

@@ -19,6 +19,7 @@ pub fn definitions() -> Vec<ResourceDef> {
     .cluster_scoped()
     .short_names(&["csr"])
     .with_status()
+    .selectable_fields(&["spec.signerName"])
     .with_custom_subresource(super::subresources::csr_approval())
     .columns(vec![
         Column::age(),

@@ -66,7 +66,7 @@ pub fn definitions() -> Vec<ResourceDef> {
             .name_rule(NameRule::Dns1123Label)
             .with_status()
             .with_subresource(Subresource::Finalize)
-            .selectable_fields(&["status.phase"])
+            .selectable_fields(&["status.phase", "name"])
             .columns(vec![Column::path("Status", "status.phase"), Column::age()])
             .strategy(NamespaceStrategy),
         ResourceDef::new("", "v1", "Node", "nodes")
@@ -145,6 +145,7 @@ pub fn definitions() -> Vec<ResourceDef> {
             .strategy(PodStrategy),
         ResourceDef::new("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims")
             .short_names(&["pvc"])
+            .selectable_fields(&["name"])
             .with_status()
             .columns(vec![
                 Column::path("Status", "status.phase"),
@@ -170,6 +171,7 @@ pub fn definitions() -> Vec<ResourceDef> {
             .strategy(shared::registry::strategy::SpecStrategy),
         ResourceDef::new("", "v1", "PersistentVolume", "persistentvolumes")
             .cluster_scoped()
+            .selectable_fields(&["name"])
             .short_names(&["pv"])
             .with_status()
             .columns(vec![
@@ -219,6 +221,7 @@ pub fn definitions() -> Vec<ResourceDef> {
             .categories(&["all"])
             .storage_path("controllers")
             .with_status()
+            .selectable_fields(&["status.replicas"])
             .with_scale()
             .columns(vec![
                 int_col("Desired", |o| json!(int_at(o, "spec.replicas"))),
@@ -273,6 +276,7 @@ pub fn definitions() -> Vec<ResourceDef> {
             .storage_path("services/specs")
             .name_rule(NameRule::Dns1035Label)
             .with_status()
+            .selectable_fields(&["spec.clusterIP", "spec.type"])
             .columns(vec![
                 Column::path("Type", "spec.type"),
                 Column::func("Cluster-IP", "string", |o| {

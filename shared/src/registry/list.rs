@@ -147,10 +147,20 @@ impl Store {
 
 /// The value of a selectable field (`""` when absent, as upstream).
 pub fn field_value(obj: &Value, field: &str) -> String {
-    match super::table::lookup(obj, field) {
+    // Upstream's field label sets render Go values: a field that is unset
+    // reads as its zero value, and a few labels name a field by another
+    // path (Jobs' `status.successful`, the legacy bare `name`).
+    let (path, zero) = match field {
+        "name" => ("metadata.name", ""),
+        "status.successful" => ("status.succeeded", "0"),
+        "status.replicas" => (field, "0"),
+        "spec.unschedulable" => (field, "false"),
+        _ => (field, ""),
+    };
+    match super::table::lookup(obj, path) {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Bool(b)) => b.to_string(),
         Some(Value::Number(n)) => n.to_string(),
-        _ => String::new(),
+        _ => zero.to_string(),
     }
 }

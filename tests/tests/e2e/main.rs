@@ -15,6 +15,7 @@ mod crd_conversion;
 mod crd_runtime;
 mod crds;
 mod errors;
+mod field_selectors;
 mod handler_openapi;
 mod harness;
 mod kubectl;

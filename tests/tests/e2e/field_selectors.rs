@@ -1,0 +1,61 @@
+//! The field selectors upstream supports per kind, as controllers and
+//! kubelets use them (a kubelet lists Services with
+//! `spec.clusterIP!=None`; unset fields read as Go's zero values).
+
+use crate::harness::TestCluster;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kind_specific_field_selectors() {
+    let c = TestCluster::start().await;
+    c.kubectl_ok(&["create", "service", "clusterip", "web", "--tcp=80:8080"])
+        .await;
+    c.kubectl_ok(&["create", "service", "clusterip", "headless", "--clusterip=None"])
+        .await;
+    let names = |out: String| {
+        let mut v: Vec<String> = out.split_whitespace().map(str::to_string).collect();
+        v.sort();
+        v
+    };
+
+    // The kubelet's Service informer.
+    let out = c
+        .kubectl_ok(&[
+            "get", "services", "-A", "--field-selector", "spec.clusterIP!=None",
+            "-o", "jsonpath={.items[*].metadata.name}",
+        ])
+        .await;
+    assert_eq!(names(out), ["kubernetes", "web"]);
+    let out = c
+        .kubectl_ok(&[
+            "get", "services", "--field-selector", "spec.type=ClusterIP,spec.clusterIP=None",
+            "-o", "jsonpath={.items[*].metadata.name}",
+        ])
+        .await;
+    assert_eq!(names(out), ["headless"]);
+
+    // Unset fields select as their zero values.
+    c.kubectl_ok(&["create", "deployment", "d", "--image=nginx", "--replicas=0"])
+        .await;
+    c.kubectl_ok(&["create", "job", "j", "--image=busybox"]).await;
+    let out = c
+        .kubectl_ok(&[
+            "get", "jobs", "--field-selector", "status.successful=0",
+            "-o", "jsonpath={.items[*].metadata.name}",
+        ])
+        .await;
+    assert_eq!(names(out), ["j"]);
+    let out = c
+        .kubectl_ok(&[
+            "get", "namespaces", "--field-selector", "name=default",
+            "-o", "jsonpath={.items[*].metadata.name}",
+        ])
+        .await;
+    assert_eq!(names(out), ["default"]);
+
+    // A field the kind does not select on is upstream's 400.
+    let (ok, _, err) = c
+        .kubectl(&["get", "services", "--field-selector", "spec.ports=1"])
+        .await;
+    assert!(!ok);
+    assert!(err.contains("field label not supported: spec.ports"), "{err}");
+}
