@@ -1,4 +1,5 @@
-//! State kube-core creates at start: the system namespaces.
+//! State kube-core creates at start: the system namespaces and the
+//! ConfigMaps upstream's control-plane controllers publish.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -123,6 +124,58 @@ pub async fn ensure_authentication_configmap(
         };
         if done {
             tracing::info!("published kube-system/{AUTHENTICATION_CONFIGMAP}");
+            return;
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+/// Name of the ConfigMap (in `kube-system`) that records since when this
+/// cluster tracks the use of legacy service account tokens, as upstream's
+/// `legacytokentracking` controller writes it; the controller manager's
+/// legacy token cleaner reads it.
+pub const LEGACY_TOKEN_TRACKING_CONFIGMAP: &str =
+    "kube-apiserver-legacy-service-account-token-tracking";
+
+/// Creates `kube-system/kube-apiserver-legacy-service-account-token-tracking`
+/// with `since: <today, UTC, YYYY-MM-DD>` when it is missing, and rewrites a
+/// `since` that is not such a date; retries until etcd answers.
+pub async fn ensure_legacy_token_tracking_configmap(groups: Arc<GroupSet>) {
+    let Some(configmaps) = groups.lookup("", "v1", "configmaps").cloned() else {
+        return;
+    };
+    let ctx = WriteContext::default();
+    let ns = "kube-system";
+    let today = || jiff::Timestamp::now().strftime("%Y-%m-%d").to_string();
+    loop {
+        let obj = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": LEGACY_TOKEN_TRACKING_CONFIGMAP, "namespace": ns},
+            "data": {"since": today()}});
+        let done = match configmaps.create(ns, obj, &ctx).await {
+            Ok(_) => true,
+            Err(e) if e.code == 409 => {
+                let fix = |cur: &serde_json::Value| {
+                    let mut cur = cur.clone();
+                    let since = cur["data"]["since"].as_str().unwrap_or("");
+                    if jiff::civil::Date::strptime("%Y-%m-%d", since).is_err() {
+                        cur["data"]["since"] = json!(today());
+                    }
+                    Ok(cur)
+                };
+                configmaps
+                    .update(
+                        ns,
+                        LEGACY_TOKEN_TRACKING_CONFIGMAP,
+                        None,
+                        shared::registry::store::UpdateKind::Patch(&fix),
+                        &ctx,
+                    )
+                    .await
+                    .is_ok()
+            }
+            Err(_) => false,
+        };
+        if done {
             return;
         }
         tokio::time::sleep(Duration::from_secs(1)).await;

@@ -192,6 +192,9 @@ async fn main() -> anyhow::Result<()> {
             tokio::spawn(rbac::feed(mirrors, rbac_authorizer));
         }
     }
+    tokio::spawn(bootstrap::ensure_legacy_token_tracking_configmap(
+        api.groups(),
+    ));
     tokio::spawn(bootstrap::ensure_authentication_configmap(
         api.groups(),
         bootstrap::authentication_configmap_data(&opts.authentication)?,

@@ -194,3 +194,33 @@ async fn helm_release_lifecycle_in_protobuf() {
         .expect("bad delete");
     expect_status(resp, 400, "BadRequest").await;
 }
+
+/// The controller manager's legacy token cleaner reads the ConfigMap that
+/// upstream's API server publishes at start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn legacy_token_tracking_configmap_is_published() {
+    let c = TestCluster::start().await;
+    let mut since = String::new();
+    for _ in 0..100 {
+        let (ok, out, _) = c
+            .kubectl(&[
+                "-n", "kube-system", "get", "configmap",
+                "kube-apiserver-legacy-service-account-token-tracking",
+                "-o", "jsonpath={.data.since}",
+            ])
+            .await;
+        if ok {
+            since = out;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    // YYYY-MM-DD, today in UTC.
+    let date = since.trim();
+    let parts: Vec<&str> = date.split('-').collect();
+    assert_eq!(parts.len(), 3, "ConfigMap missing or malformed: {date:?}");
+    assert!(
+        parts.iter().zip([4, 2, 2]).all(|(p, n)| p.len() == n && p.bytes().all(|b| b.is_ascii_digit())),
+        "{date:?}"
+    );
+}
