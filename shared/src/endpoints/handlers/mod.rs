@@ -96,8 +96,15 @@ impl Query {
         }
     }
 
-    /// The list/watch selection options.
+    /// The selection options of a LIST (or DELETE of a collection).
     pub fn list_options(&self) -> Result<ListOptions, ApiError> {
+        self.list_options_for(false)
+    }
+
+    /// The selection options of a LIST, or of a WATCH when `watch`
+    /// (either `?watch=true` or a legacy `/watch/` path), validated as
+    /// upstream validates each.
+    pub fn list_options_for(&self, watch: bool) -> Result<ListOptions, ApiError> {
         let label_selector = match self.get("labelSelector").filter(|s| !s.is_empty()) {
             Some(s) => Some(LabelSelector::parse(s).map_err(ApiError::bad_request)?),
             None => None,
@@ -116,27 +123,69 @@ impl Query {
             .filter(|s| !s.is_empty())
             .map(str::to_string);
         let streaming = self.get("sendInitialEvents").is_some();
+        // Upstream's ValidateListOptions (a LIST) and validateWatchOptions
+        // (a WATCH): 422 Invalid on the `ListOptions` kind, one cause each.
+        use crate::registry::validation::FieldError;
+        let mut errs = Vec::new();
+        let rv = resource_version.as_deref().unwrap_or("");
         if let Some(m) = &resource_version_match {
-            if resource_version.as_deref().unwrap_or("").is_empty() && !streaming {
-                return Err(ApiError::bad_request(
-                    "resourceVersionMatch is forbidden unless resourceVersion is provided",
-                ));
+            let value = Value::String(m.clone());
+            if watch {
+                if streaming && m != "NotOlderThan" {
+                    errs.push(FieldError::forbidden(
+                        "resourceVersionMatch",
+                        "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                    ));
+                }
+                if !streaming {
+                    errs.push(FieldError::forbidden(
+                        "resourceVersionMatch",
+                        "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+                    ));
+                }
+                if m != "NotOlderThan" {
+                    errs.push(FieldError::not_supported(
+                        "resourceVersionMatch",
+                        value,
+                        &["NotOlderThan"],
+                    ));
+                }
+            } else {
+                if rv.is_empty() {
+                    errs.push(FieldError::forbidden(
+                        "resourceVersionMatch",
+                        "resourceVersionMatch is forbidden unless resourceVersion is provided",
+                    ));
+                }
+                if m != "Exact" && m != "NotOlderThan" {
+                    errs.push(FieldError::not_supported(
+                        "resourceVersionMatch",
+                        value,
+                        &["Exact", "NotOlderThan", ""],
+                    ));
+                }
+                if m == "Exact" && rv == "0" {
+                    errs.push(FieldError::forbidden(
+                        "resourceVersionMatch",
+                        "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+                    ));
+                }
             }
             if continue_token.is_some() {
-                return Err(ApiError::bad_request(
+                errs.push(FieldError::forbidden(
+                    "resourceVersionMatch",
                     "resourceVersionMatch is forbidden when continue is provided",
                 ));
             }
-            if m != "Exact" && m != "NotOlderThan" {
-                return Err(ApiError::bad_request(format!(
-                    "resourceVersionMatch: Unsupported value: {m:?}: supported values: \"Exact\", \"NotOlderThan\""
-                )));
-            }
-            if m == "Exact" && resource_version.as_deref() == Some("0") {
-                return Err(ApiError::bad_request(
-                    "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
-                ));
-            }
+        }
+        if streaming && !watch {
+            errs.push(FieldError::forbidden(
+                "sendInitialEvents",
+                "sendInitialEvents is forbidden for list",
+            ));
+        }
+        if !errs.is_empty() {
+            return Err(ApiError::invalid("meta.k8s.io", "ListOptions", "", &errs));
         }
         Ok(ListOptions {
             label_selector,

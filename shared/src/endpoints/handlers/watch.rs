@@ -40,7 +40,7 @@ pub async fn serve_watch(
             crate::protobuf::WATCH_CONTENT_TYPE,
         ]));
     }
-    let mut list = rest.query.list_options()?;
+    let mut list = rest.query.list_options_for(true)?;
     if !rest.info.name.is_empty() && list.field_selector.is_none() {
         // legacy /watch/<resource>/<name>
         list.field_selector = Some(
