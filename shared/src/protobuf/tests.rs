@@ -763,3 +763,62 @@ fn random_and_mutated_inputs_never_panic() {
     // Some mutations land in skipped or string bytes and still decode.
     assert!(ok > 0);
 }
+
+#[test]
+fn kubelet_csinode_with_drivers_and_allocatable() {
+    // The kubelet registers CSI drivers on its node's CSINode: Go writes
+    // the value strings (name, nodeID) always, the allocatable pointer and
+    // its count only when set.
+    let with_limit = Enc::new()
+        .string(1, "ebs.csi.aws.com")
+        .string(2, "i-0123456789")
+        .string(3, "topology.ebs.csi.aws.com/zone")
+        .string(3, "kubernetes.io/os")
+        .msg(4, Enc::new().int(1, 25));
+    let zero_limit = Enc::new()
+        .string(1, "hostpath.csi.k8s.io")
+        .string(2, "node-1")
+        .msg(4, Enc::new().int(1, 0));
+    let bare = Enc::new().string(1, "smb.csi.k8s.io").string(2, "");
+    let node = Enc::new().msg(1, object_meta("node-1", "", &[])).msg(
+        2,
+        Enc::new()
+            .msg(1, with_limit)
+            .msg(1, zero_limit)
+            .msg(1, bare),
+    );
+    assert_eq!(
+        decode_object(&envelope("storage.k8s.io/v1", "CSINode", &node)).ok(),
+        Some(json!({"kind": "CSINode", "apiVersion": "storage.k8s.io/v1",
+        "metadata": {"name": "node-1", "creationTimestamp": null},
+        "spec": {"drivers": [
+            {"name": "ebs.csi.aws.com", "nodeID": "i-0123456789",
+                "topologyKeys": ["topology.ebs.csi.aws.com/zone", "kubernetes.io/os"],
+                "allocatable": {"count": 25}},
+            // count is a pointer: 0 survives.
+            {"name": "hostpath.csi.k8s.io", "nodeID": "node-1",
+                "allocatable": {"count": 0}},
+            {"name": "smb.csi.k8s.io"},
+        ]}}))
+    );
+}
+
+#[test]
+fn volume_attachment_keeps_attached_false() {
+    // `attached` has no omitempty: Go writes false, and so does upstream's
+    // JSON encoder.
+    let va = Enc::new()
+        .msg(1, object_meta("csi-1234", "", &[]))
+        .msg(
+            2,
+            Enc::new()
+                .string(1, "ebs.csi.aws.com")
+                .msg(2, Enc::new().string(1, "pv-1"))
+                .string(3, "node-1"),
+        )
+        .msg(3, Enc::new().bool(1, false));
+    assert_eq!(
+        decode_json(&envelope("storage.k8s.io/v1", "VolumeAttachment", &va)),
+        r#"{"kind":"VolumeAttachment","apiVersion":"storage.k8s.io/v1","metadata":{"name":"csi-1234","creationTimestamp":null},"spec":{"attacher":"ebs.csi.aws.com","source":{"persistentVolumeName":"pv-1"},"nodeName":"node-1"},"status":{"attached":false}}"#
+    );
+}

@@ -1,4 +1,5 @@
-//! core/v1 volume sources, projections and persistent volumes.
+//! core/v1 volume sources, projections, persistent volumes and the
+//! topology terms of storage classes.
 
 use super::*;
 
@@ -547,6 +548,18 @@ pub(super) const MESSAGES: &[Message] = &[
             b(4, "readOnly"),
             m(5, "secretRef", "core.v1.LocalObjectReference"),
         ],
+    ),
+    msg(
+        "core.v1.TopologySelectorLabelRequirement",
+        &[s(1, "key"), rs(2, "values")],
+    ),
+    msg(
+        "core.v1.TopologySelectorTerm",
+        &[rm(
+            1,
+            "matchLabelExpressions",
+            "core.v1.TopologySelectorLabelRequirement",
+        )],
     ),
     msg(
         "core.v1.TypedLocalObjectReference",

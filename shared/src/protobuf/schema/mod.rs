@@ -34,6 +34,7 @@ mod networking_v1;
 mod policy_v1;
 mod rbac_v1;
 mod scheduling_v1;
+mod storage_v1;
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -276,6 +277,7 @@ const TABLES: &[&[Message]] = &[
     coordination_v1::MESSAGES,
     discovery_v1::MESSAGES,
     events_v1::MESSAGES,
+    storage_v1::MESSAGES,
 ];
 
 /// Top-level kinds: (apiVersion, message package, kinds). The message of
@@ -359,6 +361,18 @@ const KINDS: &[(&str, &str, &[&str])] = &[
     ),
     ("discovery.k8s.io/v1", "discovery.v1", &["EndpointSlice"]),
     ("events.k8s.io/v1", "events.v1", &["Event"]),
+    (
+        "storage.k8s.io/v1",
+        "storage.v1",
+        &[
+            "CSIDriver",
+            "CSINode",
+            "CSIStorageCapacity",
+            "StorageClass",
+            "VolumeAttachment",
+            "VolumeAttributesClass",
+        ],
+    ),
     (
         "meta.k8s.io/v1",
         "meta.v1",
