@@ -364,7 +364,13 @@ pub fn manager_or_user_agent(
     // printable characters only, at most 128 bytes; a write that names no
     // manager at all is recorded as `unknown` (upstream's BuildManagerInfo).
     let mut prefix = String::new();
-    for c in user_agent.unwrap_or("").split('/').next().unwrap_or("").chars() {
+    for c in user_agent
+        .unwrap_or("")
+        .split('/')
+        .next()
+        .unwrap_or("")
+        .chars()
+    {
         if c.is_control() {
             continue;
         }

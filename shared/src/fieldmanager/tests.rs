@@ -256,8 +256,14 @@ fn manager_names() {
         manager_or_user_agent(Some("m"), Some("kubectl/v1")).as_deref(),
         Some("m")
     );
-    assert_eq!(manager_or_user_agent(None, None).as_deref(), Some("unknown"));
-    assert_eq!(manager_or_user_agent(Some(""), Some("")).as_deref(), Some("unknown"));
+    assert_eq!(
+        manager_or_user_agent(None, None).as_deref(),
+        Some("unknown")
+    );
+    assert_eq!(
+        manager_or_user_agent(Some(""), Some("")).as_deref(),
+        Some("unknown")
+    );
 }
 
 #[test]

@@ -73,7 +73,12 @@ async fn helm_release_lifecycle_in_protobuf() {
         .send()
         .await
         .expect("create");
-    assert_eq!(resp.status().as_u16(), 201, "{}", resp.text().await.unwrap_or_default());
+    assert_eq!(
+        resp.status().as_u16(),
+        201,
+        "{}",
+        resp.text().await.unwrap_or_default()
+    );
     let created: Value = resp.json().await.expect("created");
     let managers: Vec<&str> = created["metadata"]["managedFields"]
         .as_array()
@@ -94,7 +99,12 @@ async fn helm_release_lifecycle_in_protobuf() {
         .send()
         .await
         .expect("update");
-    assert_eq!(resp.status().as_u16(), 200, "{}", resp.text().await.unwrap_or_default());
+    assert_eq!(
+        resp.status().as_u16(),
+        200,
+        "{}",
+        resp.text().await.unwrap_or_default()
+    );
     let (code, stored) = get_json(&http, &one).await;
     assert_eq!(code, 200);
     assert_eq!(stored["metadata"]["labels"]["status"], "deployed");
@@ -120,7 +130,12 @@ async fn helm_release_lifecycle_in_protobuf() {
         .send()
         .await
         .expect("json update");
-    assert_eq!(resp.status().as_u16(), 200, "{}", resp.text().await.unwrap_or_default());
+    assert_eq!(
+        resp.status().as_u16(),
+        200,
+        "{}",
+        resp.text().await.unwrap_or_default()
+    );
     let (_, stored) = get_json(&http, &one).await;
     assert_eq!(stored["metadata"]["labels"]["status"], "superseded");
 
@@ -173,7 +188,9 @@ async fn helm_release_lifecycle_in_protobuf() {
         .expect("delete");
     assert_eq!(resp.status().as_u16(), 200);
     assert_eq!(
-        resp.headers().get("content-type").and_then(|v| v.to_str().ok()),
+        resp.headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok()),
         Some(PROTOBUF)
     );
     let (code, _) = get_json(&http, &one).await;
@@ -204,9 +221,13 @@ async fn legacy_token_tracking_configmap_is_published() {
     for _ in 0..100 {
         let (ok, out, _) = c
             .kubectl(&[
-                "-n", "kube-system", "get", "configmap",
+                "-n",
+                "kube-system",
+                "get",
+                "configmap",
                 "kube-apiserver-legacy-service-account-token-tracking",
-                "-o", "jsonpath={.data.since}",
+                "-o",
+                "jsonpath={.data.since}",
             ])
             .await;
         if ok {
@@ -220,7 +241,103 @@ async fn legacy_token_tracking_configmap_is_published() {
     let parts: Vec<&str> = date.split('-').collect();
     assert_eq!(parts.len(), 3, "ConfigMap missing or malformed: {date:?}");
     assert!(
-        parts.iter().zip([4, 2, 2]).all(|(p, n)| p.len() == n && p.bytes().all(|b| b.is_ascii_digit())),
+        parts
+            .iter()
+            .zip([4, 2, 2])
+            .all(|(p, n)| p.len() == n && p.bytes().all(|b| b.is_ascii_digit())),
         "{date:?}"
     );
+}
+
+/// A kubelet registers its CSINode in protobuf; the HPA controller's scale
+/// client reads and writes `/scale` in protobuf.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubelet_and_scale_client_bodies_in_protobuf() {
+    use k8s_pb::api::autoscaling::v1 as autoscaling;
+    use k8s_pb::api::storage::v1 as storage;
+
+    let c = TestCluster::start().await;
+    let http = c.http(Auth::AdminCert);
+
+    let csinode = storage::CSINode {
+        metadata: Some(meta::ObjectMeta {
+            name: Some("hollow-node-1".into()),
+            ..Default::default()
+        }),
+        spec: Some(storage::CSINodeSpec {
+            drivers: vec![storage::CSINodeDriver {
+                name: Some("csi.example.com".into()),
+                node_id: Some("hollow-node-1".into()),
+                topology_keys: vec!["topology.example.com/zone".into()],
+                allocatable: Some(storage::VolumeNodeResources { count: Some(0) }),
+            }],
+        }),
+    };
+    let resp = http
+        .post(c.url("/apis/storage.k8s.io/v1/csinodes"))
+        .header("content-type", PROTOBUF)
+        .header("accept", "application/json")
+        .body(envelope("storage.k8s.io/v1", "CSINode", &csinode))
+        .send()
+        .await
+        .expect("create csinode");
+    assert_eq!(
+        resp.status().as_u16(),
+        201,
+        "{}",
+        resp.text().await.unwrap_or_default()
+    );
+    let (_, stored) = get_json(
+        &http,
+        &c.url("/apis/storage.k8s.io/v1/csinodes/hollow-node-1"),
+    )
+    .await;
+    assert_eq!(stored["spec"]["drivers"][0]["nodeID"], "hollow-node-1");
+    assert_eq!(stored["spec"]["drivers"][0]["allocatable"]["count"], 0);
+
+    c.kubectl_ok(&[
+        "create",
+        "deployment",
+        "web",
+        "--image=nginx",
+        "--replicas=1",
+    ])
+    .await;
+    let scale_url = c.url("/apis/apps/v1/namespaces/default/deployments/web/scale");
+    let resp = http
+        .get(&scale_url)
+        .header("accept", PROTOBUF)
+        .send()
+        .await
+        .expect("get scale");
+    assert_eq!(resp.status().as_u16(), 200);
+    let body = resp.bytes().await.expect("body");
+    let rest = body
+        .strip_prefix(b"k8s\0".as_slice())
+        .expect("protobuf magic");
+    let unknown = k8s_pb::apimachinery::pkg::runtime::Unknown::decode(rest).expect("unknown");
+    let mut scale =
+        autoscaling::Scale::decode(unknown.raw.unwrap_or_default().as_slice()).expect("Scale");
+    assert_eq!(scale.spec.as_ref().and_then(|s| s.replicas), Some(1));
+    scale.spec = Some(autoscaling::ScaleSpec { replicas: Some(4) });
+    let resp = http
+        .put(&scale_url)
+        .header("content-type", PROTOBUF)
+        .header("accept", "application/json")
+        .body(envelope("autoscaling/v1", "Scale", &scale))
+        .send()
+        .await
+        .expect("put scale");
+    assert_eq!(
+        resp.status().as_u16(),
+        200,
+        "{}",
+        resp.text().await.unwrap_or_default()
+    );
+    let (_, deployment) = get_json(
+        &http,
+        &c.url("/apis/apps/v1/namespaces/default/deployments/web"),
+    )
+    .await;
+    assert_eq!(deployment["spec"]["replicas"], 4);
 }

@@ -10,8 +10,14 @@ async fn kind_specific_field_selectors() {
     let c = TestCluster::start().await;
     c.kubectl_ok(&["create", "service", "clusterip", "web", "--tcp=80:8080"])
         .await;
-    c.kubectl_ok(&["create", "service", "clusterip", "headless", "--clusterip=None"])
-        .await;
+    c.kubectl_ok(&[
+        "create",
+        "service",
+        "clusterip",
+        "headless",
+        "--clusterip=None",
+    ])
+    .await;
     let names = |out: String| {
         let mut v: Vec<String> = out.split_whitespace().map(str::to_string).collect();
         v.sort();
@@ -21,15 +27,24 @@ async fn kind_specific_field_selectors() {
     // The kubelet's Service informer.
     let out = c
         .kubectl_ok(&[
-            "get", "services", "-A", "--field-selector", "spec.clusterIP!=None",
-            "-o", "jsonpath={.items[*].metadata.name}",
+            "get",
+            "services",
+            "-A",
+            "--field-selector",
+            "spec.clusterIP!=None",
+            "-o",
+            "jsonpath={.items[*].metadata.name}",
         ])
         .await;
     assert_eq!(names(out), ["kubernetes", "web"]);
     let out = c
         .kubectl_ok(&[
-            "get", "services", "--field-selector", "spec.type=ClusterIP,spec.clusterIP=None",
-            "-o", "jsonpath={.items[*].metadata.name}",
+            "get",
+            "services",
+            "--field-selector",
+            "spec.type=ClusterIP,spec.clusterIP=None",
+            "-o",
+            "jsonpath={.items[*].metadata.name}",
         ])
         .await;
     assert_eq!(names(out), ["headless"]);
@@ -37,18 +52,27 @@ async fn kind_specific_field_selectors() {
     // Unset fields select as their zero values.
     c.kubectl_ok(&["create", "deployment", "d", "--image=nginx", "--replicas=0"])
         .await;
-    c.kubectl_ok(&["create", "job", "j", "--image=busybox"]).await;
+    c.kubectl_ok(&["create", "job", "j", "--image=busybox"])
+        .await;
     let out = c
         .kubectl_ok(&[
-            "get", "jobs", "--field-selector", "status.successful=0",
-            "-o", "jsonpath={.items[*].metadata.name}",
+            "get",
+            "jobs",
+            "--field-selector",
+            "status.successful=0",
+            "-o",
+            "jsonpath={.items[*].metadata.name}",
         ])
         .await;
     assert_eq!(names(out), ["j"]);
     let out = c
         .kubectl_ok(&[
-            "get", "namespaces", "--field-selector", "name=default",
-            "-o", "jsonpath={.items[*].metadata.name}",
+            "get",
+            "namespaces",
+            "--field-selector",
+            "name=default",
+            "-o",
+            "jsonpath={.items[*].metadata.name}",
         ])
         .await;
     assert_eq!(names(out), ["default"]);
@@ -58,7 +82,10 @@ async fn kind_specific_field_selectors() {
         .kubectl(&["get", "services", "--field-selector", "spec.ports=1"])
         .await;
     assert!(!ok);
-    assert!(err.contains("field label not supported: spec.ports"), "{err}");
+    assert!(
+        err.contains("field label not supported: spec.ports"),
+        "{err}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -86,7 +113,12 @@ async fn rejected_option_combinations_are_422_with_their_field() {
             text.starts_with("ListOptions.meta.k8s.io \"\" is invalid: ") && text.contains(message),
             "{query}: {status}"
         );
-        let field = status["details"]["causes"][0]["field"].as_str().unwrap_or_default();
-        assert!(message.starts_with(field) && !field.is_empty(), "{query}: {status}");
+        let field = status["details"]["causes"][0]["field"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(
+            message.starts_with(field) && !field.is_empty(),
+            "{query}: {status}"
+        );
     }
 }

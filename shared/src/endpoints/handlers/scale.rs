@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use super::create::check_type_meta_of;
-use super::{decode_json, json_response, read_body, RestRequest};
+use super::{decode_json, read_body, respond, RestRequest};
 use crate::body::{Request, Response};
 use crate::endpoints::negotiation::{body_format, BodyFormat, Negotiated};
 use crate::endpoints::status::ApiError;
@@ -114,7 +114,7 @@ pub async fn serve(
     match rest.info.verb.as_str() {
         "get" => {
             let obj = rest.store.get(namespace, &name).await?;
-            Ok(json_response(200, &scale_of(&obj), neg.pretty))
+            Ok(respond(200, &scale_of(&obj), neg))
         }
         "update" | "patch" => {
             rest.query.field_validation()?;
@@ -130,13 +130,29 @@ pub async fn serve(
                 .map(str::to_string);
             let format = body_format(ct.as_deref())?;
             let bytes = read_body(req).await?;
-            let doc = decode_json(&bytes)?;
             let is_update = rest.info.verb == "update";
+            // The scale client of client-go (HPA controller, `kubectl
+            // scale` of v1.36) may PUT the Scale in protobuf.
+            let doc = match format {
+                BodyFormat::Protobuf if is_update => crate::protobuf::decode_object(&bytes)
+                    .map_err(|e| {
+                        ApiError::bad_request(format!("failed to decode protobuf body: {e}"))
+                    })?,
+                BodyFormat::Yaml if is_update => super::create::decode_yaml(&bytes)?,
+                _ => decode_json(&bytes)?,
+            };
             if is_update {
-                if format != BodyFormat::Json {
+                if !matches!(
+                    format,
+                    BodyFormat::Json | BodyFormat::Protobuf | BodyFormat::Yaml
+                ) {
                     return Err(ApiError::unsupported_media_type(
                         ct.as_deref().unwrap_or(""),
-                        &["application/json"],
+                        &[
+                            "application/json",
+                            "application/yaml",
+                            "application/vnd.kubernetes.protobuf",
+                        ],
                     ));
                 }
                 check_type_meta_of(&doc, "autoscaling/v1", "Scale")?;
@@ -215,7 +231,7 @@ pub async fn serve(
                     &ctx,
                 )
                 .await?;
-            Ok(json_response(200, &scale_of(&updated), neg.pretty))
+            Ok(respond(200, &scale_of(&updated), neg))
         }
         other => Err(ApiError::method_not_supported(def.group_resource(), other)),
     }
