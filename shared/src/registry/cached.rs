@@ -525,8 +525,7 @@ impl Store {
         timeout: Duration,
     ) {
         let deadline = tokio::time::Instant::now() + timeout;
-        let period = Duration::from_secs(60);
-        let mut bookmarks = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+        let mut bookmarks = super::watch::BookmarkTimer::new(Some(deadline));
         let mut last = after;
         loop {
             tokio::select! {

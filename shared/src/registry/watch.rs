@@ -23,6 +23,52 @@ use crate::storage::{StorageError, WatchEventKind};
 
 /// Upstream's bookmark period.
 const BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
+
+/// How long before a watch's deadline its last BOOKMARK is sent.
+const BOOKMARK_BEFORE_DEADLINE: Duration = Duration::from_secs(2);
+
+/// When a watch with `allowWatchBookmarks` sends its BOOKMARKs, as
+/// upstream's cacher schedules them (`nextBookmarkTime`): about once a
+/// minute, and once 2 s before the watch's deadline, so that a client whose
+/// watch times out resumes from the newest resourceVersion even when no
+/// event matched.
+pub(crate) struct BookmarkTimer {
+    next: Option<tokio::time::Instant>,
+    deadline: Option<tokio::time::Instant>,
+}
+
+impl BookmarkTimer {
+    /// A timer for a watch ending at `deadline` (none: runs until closed).
+    pub(crate) fn new(deadline: Option<tokio::time::Instant>) -> Self {
+        let mut timer = BookmarkTimer {
+            next: None,
+            deadline,
+        };
+        timer.schedule(tokio::time::Instant::now());
+        timer
+    }
+
+    fn schedule(&mut self, now: tokio::time::Instant) {
+        let mut next = now + BOOKMARK_INTERVAL;
+        if let Some(d) = self.deadline {
+            let before = d.checked_sub(BOOKMARK_BEFORE_DEADLINE).unwrap_or(d);
+            next = next.min(before);
+        }
+        self.next = (next > now).then_some(next);
+    }
+
+    /// Resolves when the next BOOKMARK is due (never, when none is left),
+    /// and schedules the one after it.
+    pub(crate) async fn tick(&mut self) {
+        match self.next {
+            Some(at) => {
+                tokio::time::sleep_until(at).await;
+                self.schedule(tokio::time::Instant::now());
+            }
+            None => std::future::pending().await,
+        }
+    }
+}
 /// Events buffered per watcher before the producer waits for the client.
 const WATCH_BUFFER: usize = 256;
 
@@ -144,10 +190,7 @@ impl Store {
                 }
             }
             let deadline = opts.timeout.map(|t| tokio::time::Instant::now() + t);
-            let mut bookmarks = tokio::time::interval_at(
-                tokio::time::Instant::now() + BOOKMARK_INTERVAL,
-                BOOKMARK_INTERVAL,
-            );
+            let mut bookmarks = BookmarkTimer::new(deadline);
             let mut last_rv = initial_rv;
             loop {
                 let sleep_until = async {
@@ -261,5 +304,36 @@ impl Store {
                 })
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod bookmark_timer_tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn last_bookmark_comes_two_seconds_before_the_deadline() {
+        let start = tokio::time::Instant::now();
+        let mut timer = BookmarkTimer::new(Some(start + Duration::from_secs(5)));
+        timer.tick().await;
+        assert_eq!(start.elapsed(), Duration::from_secs(3));
+        // None left before the deadline.
+        let more = tokio::time::timeout(Duration::from_secs(60), timer.tick()).await;
+        assert!(more.is_err());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn long_watches_get_one_a_minute_then_one_before_the_deadline() {
+        let start = tokio::time::Instant::now();
+        let mut timer = BookmarkTimer::new(Some(start + Duration::from_secs(150)));
+        timer.tick().await;
+        assert_eq!(start.elapsed(), Duration::from_secs(60));
+        timer.tick().await;
+        assert_eq!(start.elapsed(), Duration::from_secs(120));
+        timer.tick().await;
+        assert_eq!(start.elapsed(), Duration::from_secs(148));
+        let mut endless = BookmarkTimer::new(None);
+        endless.tick().await;
+        assert_eq!(start.elapsed(), Duration::from_secs(208));
     }
 }

@@ -338,3 +338,50 @@ async fn resume_expired_and_initial_events_end_bookmark() {
         .expect("watch");
     assert_eq!(resp.status(), 422);
 }
+
+/// As upstream's cacher: a watch with `allowWatchBookmarks` and
+/// `timeoutSeconds` gets a BOOKMARK shortly before its deadline carrying the
+/// newest resourceVersion, even when no event matched its selector.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bookmark_shortly_before_the_watch_deadline() {
+    let c = TestCluster::start().await;
+    let http = c.http(crate::harness::Auth::AdminCert);
+    let created: serde_json::Value = http
+        .post(c.url("/api/v1/namespaces/default/configmaps"))
+        .json(&serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "unwatched"}}))
+        .send()
+        .await
+        .expect("create")
+        .json()
+        .await
+        .expect("created");
+    let newest: i64 = created["metadata"]["resourceVersion"]
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .expect("rv");
+    let started = std::time::Instant::now();
+    let body = http
+        .get(c.url(&format!(
+            "/api/v1/namespaces/default/configmaps?watch=true&allowWatchBookmarks=true\
+             &timeoutSeconds=4&labelSelector=app%3Dnone&resourceVersion={newest}"
+        )))
+        .send()
+        .await
+        .expect("watch")
+        .text()
+        .await
+        .expect("stream");
+    let events: Vec<serde_json::Value> = body
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("event"))
+        .collect();
+    assert_eq!(events.len(), 1, "{body}");
+    assert_eq!(events[0]["type"], "BOOKMARK", "{body}");
+    let rv: i64 = events[0]["object"]["metadata"]["resourceVersion"]
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .expect("bookmark rv");
+    assert!(rv >= newest, "{rv} < {newest}");
+    assert!(started.elapsed() >= std::time::Duration::from_secs(3));
+}
