@@ -371,3 +371,57 @@ async fn binding_eviction_approval_and_kubelet_subresources() {
     let t = c.kubectl_ok(&["get", "csr", "req"]).await;
     assert!(t.contains("Approved"), "{t}");
 }
+
+/// Repeated JSON keys, as upstream's strict decoder reports them: 400 under
+/// `fieldValidation=Strict`, interleaved with unknown fields in document
+/// order; a `Warning` each under the default `Warn`, the last value kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn duplicate_json_fields_under_strict_and_warn() {
+    let c = crate::harness::TestCluster::start().await;
+    let http = c.http(crate::harness::Auth::AdminCert);
+    let url = c.url("/api/v1/namespaces/default/configmaps");
+    let body = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"dup","name":"dup","unknownMeta":1},"data":{"a":"1","a":"2"}}"#;
+    let resp = http
+        .post(format!("{url}?fieldValidation=Strict"))
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .expect("strict create");
+    let status = crate::harness::expect_status(resp, 400, "BadRequest").await;
+    assert_eq!(
+        status["message"],
+        "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: strict decoding error: \
+         duplicate field \"metadata.name\", unknown field \"metadata.unknownMeta\", duplicate field \"data.a\"",
+        "{status}"
+    );
+
+    let resp = http
+        .post(&url)
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .expect("warn create");
+    assert_eq!(resp.status().as_u16(), 201);
+    let warnings: Vec<String> = resp
+        .headers()
+        .get_all("warning")
+        .iter()
+        .filter_map(|v| v.to_str().ok().map(str::to_string))
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            "299 - \"duplicate field \\\"metadata.name\\\"\"",
+            "299 - \"unknown field \\\"metadata.unknownMeta\\\"\"",
+            "299 - \"duplicate field \\\"data.a\\\"\"",
+        ]
+    );
+    let created: serde_json::Value = resp.json().await.expect("json");
+    assert_eq!(created["data"]["a"], "2");
+    assert!(
+        created["metadata"].get("unknownMeta").is_none(),
+        "{created}"
+    );
+}

@@ -38,10 +38,10 @@ pub async fn apply(
             )))
         }
     };
-    let config = decode_yaml(bytes)
+    let mut config = decode_yaml(bytes)
         .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {}", e.message)))?;
     check_config(rest, &config)?;
-    let warnings = check_unknown_fields(rest, &config, true)?;
+    let warnings = check_unknown_fields(rest, &mut config, true)?;
     ctx.applying = true;
 
     let store = rest.store;

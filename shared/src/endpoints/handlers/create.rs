@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use super::{
-    check_unknown_fields, decode_json, read_body, respond, shape_object, with_warnings, RestRequest,
+    check_fields, decode_json, read_body, respond, shape_object, with_warnings, RestRequest,
 };
 use crate::body::{Request, Response};
 use crate::endpoints::negotiation::{body_format, BodyFormat, Negotiated};
@@ -74,7 +74,13 @@ pub fn check_type_meta_of(obj: &Value, api_version: &str, kind: &str) -> Result<
 
 /// Reads and decodes an object body (JSON, YAML, or protobuf for built-in
 /// kinds) for create/update.
-pub async fn read_object(rest: &RestRequest<'_>, req: Request) -> Result<Value, ApiError> {
+/// Reads a create or update body; for JSON, also the body's keys in
+/// document order (for duplicate-field detection) unless
+/// `fieldValidation=Ignore`.
+pub async fn read_object(
+    rest: &RestRequest<'_>,
+    req: Request,
+) -> Result<(Value, Vec<super::strict_json::KeyPath>), ApiError> {
     let ct = req
         .headers()
         .get(http::header::CONTENT_TYPE)
@@ -109,8 +115,14 @@ pub async fn read_object(rest: &RestRequest<'_>, req: Request) -> Result<Value, 
         BodyFormat::Yaml => decode_yaml(&bytes)?,
         _ => decode_json(&bytes)?,
     };
+    let keys = if format == BodyFormat::Json && rest.query.get("fieldValidation") != Some("Ignore")
+    {
+        super::strict_json::key_paths(&bytes)
+    } else {
+        Vec::new()
+    };
     check_type_meta(rest, &mut obj)?;
-    Ok(obj)
+    Ok((obj, keys))
 }
 
 /// Decodes a YAML object body into the JSON it denotes.
@@ -145,8 +157,8 @@ pub async fn create(
     }
     rest.query.field_validation()?;
     let ctx = rest.write_context("CreateOptions")?;
-    let obj = read_object(rest, req).await?;
-    let warnings = check_unknown_fields(rest, &obj, false)?;
+    let (mut obj, keys) = read_object(rest, req).await?;
+    let warnings = check_fields(rest, &mut obj, &keys, false)?;
     let created = rest.store.create(namespace, obj, &ctx).await?;
     Ok(with_warnings(
         respond(201, &shape_object(rest.store, created, neg), neg),

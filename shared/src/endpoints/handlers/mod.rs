@@ -10,6 +10,7 @@ mod delete;
 mod read;
 mod scale;
 pub mod strategic_merge;
+pub mod strict_json;
 mod update;
 pub mod watch;
 pub mod yaml;
@@ -367,26 +368,107 @@ pub fn error_response(error: ApiError, format: Format) -> Response {
 /// `Ignore` returns none. `patch` bodies get the bare decoding message.
 pub fn check_unknown_fields(
     rest: &RestRequest<'_>,
-    body: &Value,
+    body: &mut Value,
+    patch: bool,
+) -> Result<Vec<String>, ApiError> {
+    check_fields(rest, body, &[], patch)
+}
+
+/// Removes the field at a field path as the unknown-field finder writes
+/// them (`spec.template.spec.containers[0].foo`). A key that itself holds
+/// dots or brackets is matched whole first, so `metadata.a.b` finds a key
+/// `a.b` under `metadata`. Returns whether something was removed.
+pub fn remove_field_path(value: &mut Value, path: &str) -> bool {
+    match value {
+        Value::Object(map) => {
+            if map.shift_remove(path).is_some() {
+                return true;
+            }
+            for (i, c) in path.char_indices() {
+                if c != '.' && c != '[' {
+                    continue;
+                }
+                let rest = if c == '.' { &path[i + 1..] } else { &path[i..] };
+                if let Some(child) = map.get_mut(&path[..i]) {
+                    if remove_field_path(child, rest) {
+                        return true;
+                    }
+                }
+            }
+            false
+        }
+        Value::Array(items) => {
+            let Some(inner) = path.strip_prefix('[') else {
+                return false;
+            };
+            let Some((index, rest)) = inner.split_once(']') else {
+                return false;
+            };
+            let rest = rest.strip_prefix('.').unwrap_or(rest);
+            match (index.parse::<usize>().ok(), rest.is_empty()) {
+                (Some(i), false) => items
+                    .get_mut(i)
+                    .is_some_and(|item| remove_field_path(item, rest)),
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
+/// [`check_unknown_fields`] with the body's scanned keys
+/// ([`strict_json::key_paths`]): repeated keys are reported as upstream's
+/// `duplicate field "<path>"`, in document order among the unknown fields.
+///
+/// Unknown fields are dropped from `body` under `Warn` and `Ignore`, as
+/// upstream's decoding into typed objects drops them: they are never stored
+/// or returned.
+pub fn check_fields(
+    rest: &RestRequest<'_>,
+    body: &mut Value,
+    keys: &[strict_json::KeyPath],
     patch: bool,
 ) -> Result<Vec<String>, ApiError> {
     let def = &rest.store.def;
     let mode = rest.query.get("fieldValidation").unwrap_or("");
+    let quote = crate::registry::validation::go_quote;
+    let unknown_paths: Vec<String> = match &def.unknown_fields {
+        Some(finder) => finder(body),
+        None => Vec::new(),
+    };
+    if mode != "Strict" {
+        for path in &unknown_paths {
+            remove_field_path(body, path);
+        }
+    }
     if mode == "Ignore" {
         return Ok(Vec::new());
     }
-    let Some(finder) = &def.unknown_fields else {
-        return Ok(Vec::new());
+    let unknown: Vec<String> = if keys.iter().any(|k| k.duplicate) {
+        let mut pending: Vec<Option<&String>> = unknown_paths.iter().map(Some).collect();
+        let mut out = Vec::new();
+        for k in keys {
+            if k.duplicate {
+                out.push(format!("duplicate field {}", quote(&k.path)));
+            } else if let Some(slot) = pending.iter_mut().find(|p| p.is_some_and(|p| *p == k.path))
+            {
+                out.push(format!("unknown field {}", quote(&k.path)));
+                *slot = None;
+            }
+        }
+        out.extend(
+            pending
+                .into_iter()
+                .flatten()
+                .map(|f| format!("unknown field {}", quote(f))),
+        );
+        out
+    } else {
+        unknown_paths
+            .iter()
+            .map(|f| format!("unknown field {}", quote(f)))
+            .collect()
     };
-    let unknown: Vec<String> = finder(body)
-        .into_iter()
-        .map(|f| {
-            format!(
-                "unknown field {}",
-                crate::registry::validation::go_quote(&f)
-            )
-        })
-        .collect();
     if unknown.is_empty() {
         return Ok(unknown);
     }

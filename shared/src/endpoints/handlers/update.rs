@@ -4,7 +4,7 @@ use serde_json::Value;
 
 use super::create::read_object;
 use super::{
-    check_unknown_fields, decode_json, read_body, respond, shape_object, with_warnings, RestRequest,
+    check_fields, decode_json, read_body, respond, shape_object, with_warnings, RestRequest,
 };
 use crate::body::{Request, Response};
 use crate::endpoints::negotiation::{body_format, BodyFormat, Negotiated};
@@ -23,8 +23,8 @@ pub async fn update(
 ) -> Result<Response, ApiError> {
     rest.query.field_validation()?;
     let ctx = rest.write_context("UpdateOptions")?;
-    let obj = read_object(rest, req).await?;
-    let warnings = check_unknown_fields(rest, &obj, false)?;
+    let (mut obj, keys) = read_object(rest, req).await?;
+    let warnings = check_fields(rest, &mut obj, &keys, false)?;
     let updated = rest
         .store
         .update(
@@ -68,12 +68,17 @@ pub async fn patch(
     }
     let ctx = rest.write_context("PatchOptions")?;
     let bytes = read_body(req).await?;
-    let patch_doc = decode_json(&bytes)?;
+    let mut patch_doc = decode_json(&bytes)?;
     let warnings = if matches!(
         format,
         BodyFormat::MergePatch | BodyFormat::StrategicMergePatch
     ) {
-        check_unknown_fields(rest, &patch_doc, true)?
+        let keys = if rest.query.get("fieldValidation") != Some("Ignore") {
+            super::strict_json::key_paths(&bytes)
+        } else {
+            Vec::new()
+        };
+        check_fields(rest, &mut patch_doc, &keys, true)?
     } else {
         Vec::new()
     };
