@@ -1,8 +1,8 @@
 //! `admissionregistration.k8s.io/v1`: webhook configurations and
-//! ValidatingAdmissionPolicies with their bindings (declared and stored;
+//! Validating/MutatingAdmissionPolicies with their bindings (declared and stored;
 //! this server does not call webhooks or evaluate policies yet).
 
-use serde_json::json;
+use serde_json::{json, Value};
 use shared::registry::resource::ResourceDef;
 use shared::registry::strategy::SpecStrategy;
 use shared::registry::table::{lookup, Column};
@@ -45,15 +45,7 @@ pub fn definitions() -> Vec<ResourceDef> {
             Column::func("Validations", "integer", |o| {
                 json!(array_at(o, "spec.validations").len())
             }),
-            Column::func("ParamKind", "string", |o| {
-                json!(
-                    match lookup(o, "spec.paramKind").filter(|p| p.is_object()) {
-                        Some(p) =>
-                            format!("{}/{}", str_or(p, "apiVersion", ""), str_or(p, "kind", "")),
-                        None => "<unset>".into(),
-                    }
-                )
-            }),
+            Column::func("ParamKind", "string", param_kind),
             Column::age(),
         ])
         .strategy(SpecStrategy),
@@ -67,20 +59,37 @@ pub fn definitions() -> Vec<ResourceDef> {
         .categories(&["api-extensions"])
         .columns(vec![
             Column::path("PolicyName", "spec.policyName"),
-            Column::func("ParamRef", "string", |o| {
-                json!(match lookup(o, "spec.paramRef").filter(|p| p.is_object()) {
-                    Some(p) => {
-                        let ns = str_or(p, "namespace", "");
-                        let n = str_or(p, "name", "*");
-                        if ns.is_empty() {
-                            n
-                        } else {
-                            format!("{ns}/{n}")
-                        }
-                    }
-                    None => "<unset>".into(),
-                })
+            Column::func("ParamRef", "string", param_ref),
+            Column::age(),
+        ])
+        .strategy(SpecStrategy),
+        ResourceDef::new(
+            G,
+            "v1",
+            "MutatingAdmissionPolicy",
+            "mutatingadmissionpolicies",
+        )
+        .cluster_scoped()
+        .categories(&["api-extensions"])
+        .columns(vec![
+            Column::func("Mutations", "integer", |o| {
+                json!(array_at(o, "spec.mutations").len())
             }),
+            Column::func("ParamKind", "string", param_kind),
+            Column::age(),
+        ])
+        .strategy(SpecStrategy),
+        ResourceDef::new(
+            G,
+            "v1",
+            "MutatingAdmissionPolicyBinding",
+            "mutatingadmissionpolicybindings",
+        )
+        .cluster_scoped()
+        .categories(&["api-extensions"])
+        .columns(vec![
+            Column::path("PolicyName", "spec.policyName"),
+            Column::func("ParamRef", "string", param_ref),
             Column::age(),
         ])
         .strategy(SpecStrategy),
@@ -95,4 +104,30 @@ pub fn definitions() -> Vec<ResourceDef> {
         .columns(webhooks())
         .strategy(SpecStrategy),
     ]
+}
+
+/// A policy's `ParamKind` column: `<apiVersion>/<kind>` or `<unset>`.
+fn param_kind(o: &Value) -> Value {
+    json!(
+        match lookup(o, "spec.paramKind").filter(|p| p.is_object()) {
+            Some(p) => format!("{}/{}", str_or(p, "apiVersion", ""), str_or(p, "kind", "")),
+            None => "<unset>".into(),
+        }
+    )
+}
+
+/// A binding's `ParamRef` column: `[<namespace>/]<name or *>` or `<unset>`.
+fn param_ref(o: &Value) -> Value {
+    json!(match lookup(o, "spec.paramRef").filter(|p| p.is_object()) {
+        Some(p) => {
+            let ns = str_or(p, "namespace", "");
+            let n = str_or(p, "name", "*");
+            if ns.is_empty() {
+                n
+            } else {
+                format!("{ns}/{n}")
+            }
+        }
+        None => "<unset>".into(),
+    })
 }

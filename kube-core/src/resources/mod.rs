@@ -29,9 +29,11 @@ mod pod_spec;
 mod policy_v1;
 pub(crate) mod rbac;
 mod rbac_v1;
+mod resource_v1;
 mod scheduling_v1;
 mod services;
 mod storage_v1;
+mod storagemigration_v1;
 mod subresources;
 mod workloads;
 
@@ -73,7 +75,9 @@ pub fn definitions() -> Vec<ResourceDef> {
     defs.extend(coordination_v1::definitions());
     defs.extend(node_v1::definitions());
     defs.extend(discovery_v1::definitions());
+    defs.extend(resource_v1::definitions());
     defs.extend(flowcontrol_v1::definitions());
+    defs.extend(storagemigration_v1::definitions());
     defs
 }
 

@@ -48,6 +48,8 @@ fn schema_of(gen: &mut SchemaGenerator, def: &ResourceDef) -> Option<String> {
         ("", "v1", "ServiceAccount", core::v1::ServiceAccount),
         ("", "v1", "Service", core::v1::Service),
         ("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration", admissionregistration::v1::MutatingWebhookConfiguration),
+        ("admissionregistration.k8s.io", "v1", "MutatingAdmissionPolicy", admissionregistration::v1::MutatingAdmissionPolicy),
+        ("admissionregistration.k8s.io", "v1", "MutatingAdmissionPolicyBinding", admissionregistration::v1::MutatingAdmissionPolicyBinding),
         ("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicy", admissionregistration::v1::ValidatingAdmissionPolicy),
         ("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicyBinding", admissionregistration::v1::ValidatingAdmissionPolicyBinding),
         ("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration", admissionregistration::v1::ValidatingWebhookConfiguration),
@@ -67,6 +69,8 @@ fn schema_of(gen: &mut SchemaGenerator, def: &ResourceDef) -> Option<String> {
         ("batch", "v1", "CronJob", batch::v1::CronJob),
         ("batch", "v1", "Job", batch::v1::Job),
         ("certificates.k8s.io", "v1", "CertificateSigningRequest", certificates::v1::CertificateSigningRequest),
+        ("certificates.k8s.io", "v1", "ClusterTrustBundle", certificates::v1::ClusterTrustBundle),
+        ("certificates.k8s.io", "v1", "PodCertificateRequest", certificates::v1::PodCertificateRequest),
         ("coordination.k8s.io", "v1", "Lease", coordination::v1::Lease),
         ("discovery.k8s.io", "v1", "EndpointSlice", discovery::v1::EndpointSlice),
         ("events.k8s.io", "v1", "Event", events::v1::Event),
@@ -89,6 +93,13 @@ fn schema_of(gen: &mut SchemaGenerator, def: &ResourceDef) -> Option<String> {
         ("storage.k8s.io", "v1", "CSIStorageCapacity", storage::v1::CSIStorageCapacity),
         ("storage.k8s.io", "v1", "StorageClass", storage::v1::StorageClass),
         ("storage.k8s.io", "v1", "VolumeAttachment", storage::v1::VolumeAttachment),
+        ("storage.k8s.io", "v1", "VolumeAttributesClass", storage::v1::VolumeAttributesClass),
+        ("resource.k8s.io", "v1", "DeviceClass", resource::v1::DeviceClass),
+        ("resource.k8s.io", "v1", "DeviceTaintRule", resource::v1::DeviceTaintRule),
+        ("resource.k8s.io", "v1", "ResourceClaim", resource::v1::ResourceClaim),
+        ("resource.k8s.io", "v1", "ResourceClaimTemplate", resource::v1::ResourceClaimTemplate),
+        ("resource.k8s.io", "v1", "ResourceSlice", resource::v1::ResourceSlice),
+        ("storagemigration.k8s.io", "v1", "StorageVersionMigration", storagemigration::v1::StorageVersionMigration),
     )
 }
 

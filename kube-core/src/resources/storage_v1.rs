@@ -1,5 +1,5 @@
 //! `storage.k8s.io/v1`: CSIDrivers, CSINodes, CSIStorageCapacities,
-//! StorageClasses, VolumeAttachments.
+//! StorageClasses, VolumeAttachments, VolumeAttributesClasses.
 
 use serde_json::{json, Value};
 use shared::registry::resource::ResourceDef;
@@ -85,6 +85,14 @@ pub fn definitions() -> Vec<ResourceDef> {
                 Column::age(),
             ])
             .strategy(StorageClassStrategy),
+        ResourceDef::new(G, "v1", "VolumeAttributesClass", "volumeattributesclasses")
+            .cluster_scoped()
+            .short_names(&["vac"])
+            .columns(vec![
+                Column::path("DriverName", "driverName"),
+                Column::age(),
+            ])
+            .strategy(VolumeAttributesClassStrategy),
         ResourceDef::new(G, "v1", "VolumeAttachment", "volumeattachments")
             .cluster_scoped()
             .with_status()
@@ -98,6 +106,38 @@ pub fn definitions() -> Vec<ResourceDef> {
                 Column::age(),
             ]),
     ]
+}
+
+/// VolumeAttributesClasses: `driverName` required; `driverName` and
+/// `parameters` immutable (upstream's `ValidateVolumeAttributesClass*`).
+pub struct VolumeAttributesClassStrategy;
+
+impl Strategy for VolumeAttributesClassStrategy {
+    fn validate(&self, obj: &Value) -> Vec<FieldError> {
+        let mut errs = Vec::new();
+        if lookup(obj, "driverName")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .is_empty()
+        {
+            errs.push(FieldError::required("driverName", ""));
+        }
+        errs
+    }
+
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        let mut errs = self.validate(new);
+        for field in ["driverName", "parameters"] {
+            if new.get(field) != old.get(field) {
+                errs.push(FieldError::invalid(
+                    field,
+                    new.get(field).cloned().unwrap_or(Value::Null),
+                    "field is immutable",
+                ));
+            }
+        }
+        errs
+    }
 }
 
 fn bool_or(o: &Value, path: &str, default: bool) -> Value {

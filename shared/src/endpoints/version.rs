@@ -2,8 +2,9 @@
 
 use serde_json::{json, Value};
 
-/// The upstream minor version whose API surface is served (k8s-openapi `v1_33`).
-pub const KUBERNETES_MINOR: &str = "33";
+/// The upstream minor version whose API surface is served (k8s-openapi `v1_37`:
+/// v1.36's default API plus the kinds v1.37 makes GA).
+pub const KUBERNETES_MINOR: &str = "37";
 
 /// The `version.Info` document.
 pub fn version_info() -> Value {

@@ -4,7 +4,9 @@
 use crate::harness::TestCluster;
 
 /// `kubectl api-resources` rows (name, short names, apiVersion, namespaced,
-/// kind) kube-core serves, as upstream 1.33 lists them.
+/// kind) the chain serves, as upstream v1.36 lists its default set, plus the
+/// kinds v1.37 makes GA (ClusterTrustBundle, PodCertificateRequest,
+/// DeviceTaintRule, StorageVersionMigration).
 const UPSTREAM_RESOURCES: &[(&str, &str, &str, &str, &str)] = &[
     ("bindings", "", "v1", "true", "Binding"),
     ("componentstatuses", "cs", "v1", "false", "ComponentStatus"),
@@ -249,6 +251,97 @@ const UPSTREAM_RESOURCES: &[(&str, &str, &str, &str, &str)] = &[
         "false",
         "VolumeAttachment",
     ),
+    (
+        "mutatingadmissionpolicies",
+        "",
+        "admissionregistration.k8s.io/v1",
+        "false",
+        "MutatingAdmissionPolicy",
+    ),
+    (
+        "mutatingadmissionpolicybindings",
+        "",
+        "admissionregistration.k8s.io/v1",
+        "false",
+        "MutatingAdmissionPolicyBinding",
+    ),
+    (
+        "customresourcedefinitions",
+        "crd,crds",
+        "apiextensions.k8s.io/v1",
+        "false",
+        "CustomResourceDefinition",
+    ),
+    (
+        "apiservices",
+        "",
+        "apiregistration.k8s.io/v1",
+        "false",
+        "APIService",
+    ),
+    (
+        "clustertrustbundles",
+        "",
+        "certificates.k8s.io/v1",
+        "false",
+        "ClusterTrustBundle",
+    ),
+    (
+        "podcertificaterequests",
+        "",
+        "certificates.k8s.io/v1",
+        "true",
+        "PodCertificateRequest",
+    ),
+    (
+        "deviceclasses",
+        "",
+        "resource.k8s.io/v1",
+        "false",
+        "DeviceClass",
+    ),
+    (
+        "devicetaintrules",
+        "",
+        "resource.k8s.io/v1",
+        "false",
+        "DeviceTaintRule",
+    ),
+    (
+        "resourceclaims",
+        "",
+        "resource.k8s.io/v1",
+        "true",
+        "ResourceClaim",
+    ),
+    (
+        "resourceclaimtemplates",
+        "",
+        "resource.k8s.io/v1",
+        "true",
+        "ResourceClaimTemplate",
+    ),
+    (
+        "resourceslices",
+        "",
+        "resource.k8s.io/v1",
+        "false",
+        "ResourceSlice",
+    ),
+    (
+        "volumeattributesclasses",
+        "vac",
+        "storage.k8s.io/v1",
+        "false",
+        "VolumeAttributesClass",
+    ),
+    (
+        "storageversionmigrations",
+        "",
+        "storagemigration.k8s.io/v1",
+        "false",
+        "StorageVersionMigration",
+    ),
 ];
 
 pub(crate) const DEPLOYMENT: &str = r#"{"apiVersion": "apps/v1", "kind": "Deployment",
@@ -321,6 +414,17 @@ async fn api_resources_defaults_validation_and_columns_match_upstream() {
         assert!(
             rows.iter().any(|r| *r == want),
             "missing {want:?} in:\n{out}"
+        );
+    }
+    // ... and nothing else: the set is upstream's, kind for kind.
+    for row in &rows {
+        let kind = row.last().copied().unwrap_or("");
+        let version = row.get(row.len().saturating_sub(3)).copied().unwrap_or("");
+        assert!(
+            UPSTREAM_RESOURCES
+                .iter()
+                .any(|(_, _, v, _, k)| *k == kind && *v == version),
+            "{row:?} is served but not in upstream's default set"
         );
     }
     // `all` covers the workload kinds.

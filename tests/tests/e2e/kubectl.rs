@@ -228,7 +228,7 @@ async fn whoami_and_version() {
     let v = c.kubectl_ok(&["version", "-o", "json"]).await;
     let v: serde_json::Value = serde_json::from_str(&v).expect("json");
     assert_eq!(v["serverVersion"]["major"], "1");
-    assert_eq!(v["serverVersion"]["minor"], "33");
+    assert_eq!(v["serverVersion"]["minor"], "37");
     let resources = c.kubectl_ok(&["api-resources", "-o", "name"]).await;
     for r in [
         "configmaps",
