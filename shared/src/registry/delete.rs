@@ -21,6 +21,47 @@ pub struct DeleteOptions {
     pub dry_run: bool,
 }
 
+/// Upstream's `deletionFinalizersForGarbageCollection`: the propagation
+/// policy becomes the garbage collector's finalizers. `Orphan` adds
+/// `orphan` (the collector removes the dependents' owner references first),
+/// `Foreground` adds `foregroundDeletion` (the owner stays, with
+/// `deletionTimestamp` set, until its blocking dependents are gone),
+/// `Background` removes both; without a policy the finalizers already on the
+/// object stand (every served version's default is background). Returns
+/// whether the finalizers changed.
+pub fn apply_propagation_policy(obj: &mut Value, policy: Option<&str>) -> bool {
+    use crate::registry::validation::object_meta::{
+        FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS as FINALIZER_ORPHAN,
+    };
+    let (add, remove): (Option<&str>, &[&str]) = match policy {
+        Some("Orphan") => (Some(FINALIZER_ORPHAN), &[FINALIZER_DELETE_DEPENDENTS]),
+        Some("Foreground") => (Some(FINALIZER_DELETE_DEPENDENTS), &[FINALIZER_ORPHAN]),
+        Some("Background") => (None, &[FINALIZER_ORPHAN, FINALIZER_DELETE_DEPENDENTS]),
+        _ => return false,
+    };
+    let before = meta::finalizers(obj);
+    let mut after: Vec<String> = before
+        .iter()
+        .filter(|f| !remove.contains(&f.as_str()))
+        .cloned()
+        .collect();
+    if let Some(f) = add {
+        if !after.iter().any(|x| x == f) {
+            after.push(f.to_string());
+        }
+    }
+    if after == before {
+        return false;
+    }
+    let m = meta::meta_mut(obj);
+    if after.is_empty() {
+        m.remove("finalizers");
+    } else {
+        m.insert("finalizers".into(), json!(after));
+    }
+    true
+}
+
 /// What a delete did.
 pub enum DeleteOutcome {
     /// The object is gone; this was its last state.
@@ -82,6 +123,8 @@ impl Store {
             };
             self.admission.admit(&attrs).await?;
 
+            let gc_finalizers_changed =
+                apply_propagation_policy(&mut obj, opts.propagation_policy.as_deref());
             let grace = opts
                 .grace_period_seconds
                 .or_else(|| self.def.strategy.default_grace_period(&obj))
@@ -98,7 +141,7 @@ impl Store {
                 retain
             };
             if already_deleting {
-                if has_finalizers {
+                if has_finalizers && !gc_finalizers_changed {
                     return Ok(DeleteOutcome::Pending(obj));
                 }
                 // Gracefully deleting: only a shorter grace period changes anything.
@@ -113,7 +156,7 @@ impl Store {
             }
             if grace.is_some() || has_finalizers {
                 let g = grace.unwrap_or(0);
-                {
+                if !already_deleting {
                     let m = meta::meta_mut(&mut obj);
                     m.insert(
                         "deletionTimestamp".into(),

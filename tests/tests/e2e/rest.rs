@@ -217,6 +217,39 @@ async fn finalizers_dry_run_generate_name_and_paging() {
     .expect("remove finalizer");
     assert!(matches!(cms.get("fin").await, Err(kube::Error::Api(s)) if s.code == 404));
 
+    // Propagation policies become the garbage collector's finalizers: the
+    // owner stays (deletionTimestamp set) until the collector is done.
+    for (name, params, finalizer) in [
+        ("fg", DeleteParams::foreground(), "foregroundDeletion"),
+        ("orph", DeleteParams::orphan(), "orphan"),
+    ] {
+        cms.create(&PostParams::default(), &cm(name))
+            .await
+            .expect("create");
+        cms.delete(name, &params).await.expect("delete");
+        let held = cms.get(name).await.expect("held by the GC finalizer");
+        assert!(held.metadata.deletion_timestamp.is_some(), "{name}");
+        assert_eq!(
+            held.metadata.finalizers.as_deref(),
+            Some(&[finalizer.to_string()][..]),
+            "{name}"
+        );
+    }
+    // A background delete of an object held for the foreground drops the
+    // finalizer, and with it the object.
+    cms.delete("fg", &DeleteParams::background())
+        .await
+        .expect("background delete");
+    assert!(matches!(cms.get("fg").await, Err(kube::Error::Api(s)) if s.code == 404));
+    cms.patch(
+        "orph",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+    )
+    .await
+    .expect("the collector's patch");
+    assert!(matches!(cms.get("orph").await, Err(kube::Error::Api(s)) if s.code == 404));
+
     // Dry run writes nothing.
     let dry = PostParams {
         dry_run: true,
