@@ -88,12 +88,14 @@ pub fn authentication_configmap_data(
 }
 
 /// Creates or updates `kube-system/extension-apiserver-authentication` with
-/// `data`, retrying until it is written.
+/// `data`, retrying until it is written; then sets `published`.
 pub async fn ensure_authentication_configmap(
     groups: Arc<GroupSet>,
     data: serde_json::Map<String, serde_json::Value>,
+    published: Arc<AtomicBool>,
 ) {
     let Some(configmaps) = groups.lookup("", "v1", "configmaps").cloned() else {
+        published.store(true, std::sync::atomic::Ordering::SeqCst);
         return;
     };
     let ctx = WriteContext::default();
@@ -124,6 +126,7 @@ pub async fn ensure_authentication_configmap(
         };
         if done {
             tracing::info!("published kube-system/{AUTHENTICATION_CONFIGMAP}");
+            published.store(true, std::sync::atomic::Ordering::SeqCst);
             return;
         }
         tokio::time::sleep(Duration::from_secs(1)).await;

@@ -195,9 +195,11 @@ async fn main() -> anyhow::Result<()> {
     tokio::spawn(bootstrap::ensure_legacy_token_tracking_configmap(
         api.groups(),
     ));
+    let authentication_published = Arc::new(AtomicBool::new(false));
     tokio::spawn(bootstrap::ensure_authentication_configmap(
         api.groups(),
         bootstrap::authentication_configmap_data(&opts.authentication)?,
+        authentication_published.clone(),
     ));
     // The Service clients in pods use to reach the API: the aggregator (the
     // front door) serves upstream's port.
@@ -220,6 +222,21 @@ async fn main() -> anyhow::Result<()> {
                     Ok(())
                 } else {
                     Err("system namespaces not created yet".into())
+                }
+            })
+        }),
+    );
+    // Delegating components (controller manager, scheduler, aggregated
+    // servers) read it at start: not ready before it is there.
+    api.readyz.add(
+        "poststarthook/start-cluster-authentication-info-controller",
+        Arc::new(move || {
+            let done = authentication_published.load(Ordering::SeqCst);
+            Box::pin(async move {
+                if done {
+                    Ok(())
+                } else {
+                    Err("extension-apiserver-authentication not published yet".into())
                 }
             })
         }),

@@ -25,6 +25,7 @@ mod networking;
 mod networking_v1;
 mod node_v1;
 pub mod openapi;
+mod patch_keys;
 mod pod_spec;
 mod policy_v1;
 pub(crate) mod rbac;

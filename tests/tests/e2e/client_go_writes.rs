@@ -341,3 +341,61 @@ async fn kubelet_and_scale_client_bodies_in_protobuf() {
     .await;
     assert_eq!(deployment["spec"]["replicas"], 4);
 }
+
+/// The kubelet's status manager patches pod status with the strategic merge
+/// patch of its last view: only the conditions that changed, plus the order
+/// of all of them. The others stay, and merged entries keep their fields
+/// (conditions are a list keyed by `type`, as upstream declares).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubelet_status_patches_merge_conditions_by_type() {
+    let c = TestCluster::start().await;
+    let http = c.http(Auth::AdminCert);
+    let pods = c.url("/api/v1/namespaces/default/pods");
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+        "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "pause"}]}});
+    let resp = http.post(&pods).json(&pod).send().await.expect("create");
+    assert_eq!(resp.status(), 201);
+    let t = "2026-12-04T17:55:32Z";
+    let cond = |ty: &str, status: &str| json!({"type": ty, "status": status, "lastProbeTime": null, "lastTransitionTime": t});
+    let types = [
+        "PodReadyToStartContainers",
+        "Initialized",
+        "Ready",
+        "ContainersReady",
+        "PodScheduled",
+    ];
+    let smp = "application/strategic-merge-patch+json";
+    let status_url = format!("{pods}/p/status");
+    let first = json!({"status": {"conditions": types.iter().map(|ty| cond(ty, if *ty == "PodReadyToStartContainers" { "False" } else { "True" })).collect::<Vec<_>>()}});
+    let resp = http
+        .patch(&status_url)
+        .header("content-type", smp)
+        .body(first.to_string())
+        .send()
+        .await
+        .expect("patch");
+    assert_eq!(resp.status(), 200);
+    let order: Vec<Value> = types.iter().map(|ty| json!({"type": ty})).collect();
+    let second = json!({"status": {"$setElementOrder/conditions": order,
+        "conditions": [{"type": "PodReadyToStartContainers", "status": "True"}]}});
+    let resp = http
+        .patch(&status_url)
+        .header("content-type", smp)
+        .body(second.to_string())
+        .send()
+        .await
+        .expect("patch");
+    assert_eq!(resp.status(), 200);
+    let (_, got) = get_json(&http, &format!("{pods}/p")).await;
+    let conds = got["status"]["conditions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let got_types: Vec<&str> = conds.iter().filter_map(|c| c["type"].as_str()).collect();
+    assert_eq!(got_types, types, "{got}");
+    assert_eq!(conds[0]["status"], "True", "{got}");
+    assert_eq!(
+        conds[0]["lastTransitionTime"], t,
+        "merged, not replaced: {got}"
+    );
+}
