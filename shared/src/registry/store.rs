@@ -418,11 +418,24 @@ impl Store {
                 ));
             }
             let client_rv = meta::resource_version(&new).to_string();
-            let pinned = !client_rv.is_empty();
+            // A PUT is pinned to the revision it names. A patch is applied to
+            // the stored object, whose revision it inherits: it is pinned
+            // only when it sets another one itself (upstream's patcher), and
+            // is otherwise re-applied to the newer object after a conflict.
+            let pinned = match &update {
+                UpdateKind::Replace(_) => !client_rv.is_empty(),
+                UpdateKind::Patch(_) => {
+                    !client_rv.is_empty() && client_rv != meta::resource_version(&old)
+                }
+            };
             if pinned && client_rv != kv.mod_revision.to_string() {
                 return Err(self.conflict(name));
             }
-            if !pinned && !self.def.strategy.allow_unconditional_update() {
+            let unconditional = client_rv.is_empty();
+            if unconditional
+                && matches!(update, UpdateKind::Replace(_))
+                && !self.def.strategy.allow_unconditional_update()
+            {
                 let err = FieldError::invalid(
                     "metadata.resourceVersion",
                     Value::Number(0.into()),
@@ -430,7 +443,7 @@ impl Store {
                 );
                 return Err(self.invalid(name, &[err]));
             }
-            if !pinned {
+            if unconditional {
                 // An unconditional update: the object takes the stored
                 // revision, as upstream's store does before validation
                 // (Helm's release Secrets are written this way).

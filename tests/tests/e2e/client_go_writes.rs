@@ -399,3 +399,40 @@ async fn kubelet_status_patches_merge_conditions_by_type() {
         "merged, not replaced: {got}"
     );
 }
+
+/// Controllers patch shared objects concurrently (the TTL controller and the
+/// kubelet both patch Nodes): a patch that names no resourceVersion is
+/// re-applied to the newer object after a conflict, never answered 409.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_patches_without_resource_version_all_apply() {
+    let c = TestCluster::start().await;
+    let http = c.http(Auth::AdminCert);
+    let url = c.url("/api/v1/namespaces/default/configmaps");
+    let resp = http
+        .post(&url)
+        .json(&json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "shared"}}))
+        .send()
+        .await
+        .expect("create");
+    assert_eq!(resp.status(), 201);
+    let patches = (0..24).map(|i| {
+        let http = http.clone();
+        let url = format!("{url}/shared");
+        async move {
+            let body = json!({"metadata": {"annotations": {format!("writer-{i}"): "done"}}});
+            let resp = http
+                .patch(&url)
+                .header("content-type", "application/strategic-merge-patch+json")
+                .body(body.to_string())
+                .send()
+                .await
+                .expect("patch");
+            resp.status().as_u16()
+        }
+    });
+    let codes = futures_util::future::join_all(patches).await;
+    assert!(codes.iter().all(|c| *c == 200), "{codes:?}");
+    let (_, got) = get_json(&http, &format!("{url}/shared")).await;
+    let annotations = got["metadata"]["annotations"].as_object().map(|a| a.len());
+    assert_eq!(annotations, Some(24), "every patch applied: {got}");
+}
