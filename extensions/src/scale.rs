@@ -213,6 +213,7 @@ async fn handle(
                     "the server rejected our request due to an error in our request: {e}"
                 ),
                 details: None,
+                continue_token: None,
             })?;
             doc
         } else {

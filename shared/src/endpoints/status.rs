@@ -47,6 +47,11 @@ pub struct ApiError {
     pub reason: &'static str,
     pub message: String,
     pub details: Option<StatusDetails>,
+    /// `metadata.continue` of the Status: the inconsistent continue token
+    /// a 410 for a compacted continue token offers (upstream's
+    /// `NewInconsistentContinue`), so the client can go on at the latest
+    /// revision.
+    pub continue_token: Option<String>,
 }
 
 /// Identifies a resource in messages: `configmaps`, or `deployments.apps`.
@@ -90,6 +95,7 @@ impl ApiError {
             reason,
             message: message.into(),
             details: None,
+            continue_token: None,
         }
     }
 
@@ -258,6 +264,16 @@ impl ApiError {
         Self::new(410, "Expired", message)
     }
 
+    /// 410 Expired for a continue token whose revision was compacted,
+    /// offering `continue_token` to go on from the same key at the latest
+    /// revision.
+    pub fn inconsistent_continue(message: impl Into<String>, continue_token: String) -> Self {
+        ApiError {
+            continue_token: Some(continue_token),
+            ..Self::expired(message)
+        }
+    }
+
     /// 504 `Timeout: <message>`.
     pub fn timeout(message: &str) -> Self {
         Self::new(504, "Timeout", format!("Timeout: {message}"))
@@ -327,7 +343,12 @@ impl ApiError {
         serde_json::to_value(Status {
             kind: "Status",
             api_version: "v1",
-            metadata: Default::default(),
+            metadata: match &self.continue_token {
+                Some(t) => [("continue".to_string(), serde_json::Value::String(t.clone()))]
+                    .into_iter()
+                    .collect(),
+                None => Default::default(),
+            },
             status: "Failure",
             message: &self.message,
             reason: self.reason,

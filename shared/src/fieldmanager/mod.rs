@@ -347,6 +347,7 @@ fn conflict_error(mut conflicts: Vec<(String, String)>) -> ApiError {
             causes,
             ..Default::default()
         }),
+        continue_token: None,
     }
 }
 

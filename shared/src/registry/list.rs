@@ -93,7 +93,7 @@ impl Store {
                 .storage
                 .list(&req)
                 .await
-                .map_err(|e| super::list_encoded::list_range_error(e, opts))?;
+                .map_err(|e| super::list_encoded::list_range_error(e, opts, &prefix))?;
             revision = Some(resp.revision);
             let mut last_key = None;
             let mut examined = 0;

@@ -37,7 +37,7 @@ pub(super) fn list_start(
             }
             other => storage_error(other),
         })?;
-        return Ok((Some(start), Some(rv)));
+        return Ok((Some(start), (rv > 0).then_some(rv)));
     }
     let Some(rv) = opts
         .resource_version
@@ -54,12 +54,31 @@ pub(super) fn list_start(
 }
 
 /// Maps a failed etcd range of a LIST: an expired revision under a
-/// continue token gets upstream's message for that case.
-pub(super) fn list_range_error(e: StorageError, opts: &ListOptions) -> ApiError {
+/// continue token gets upstream's message for that case, with a token that
+/// goes on from the same key at the latest revision (`rv: -1`).
+pub(super) fn list_range_error(e: StorageError, opts: &ListOptions, prefix: &str) -> ApiError {
+    let message = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.";
     match e {
-        StorageError::Expired { .. } if opts.continue_token.is_some() => ApiError::expired(
-            "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
-        ),
+        StorageError::Expired { .. } if opts.continue_token.is_some() => {
+            let start = opts
+                .continue_token
+                .as_deref()
+                .and_then(|t| crate::storage::decode_continue(t, prefix).ok())
+                .map(|(_, key)| key);
+            let normalized = crate::storage::normalize_prefix(prefix);
+            match start.as_deref().and_then(|k| k.strip_prefix(normalized.as_str())) {
+                Some(suffix) => ApiError::inconsistent_continue(
+                    "The provided continue parameter is too old to display a consistent list result. \
+                     You can start a new list without the continue parameter, or use the continue token \
+                     in this response to retrieve the remainder of the results. Continuing with the \
+                     provided token results in an inconsistent list - objects that were created, \
+                     modified, or deleted between the time the first chunk was returned and now may \
+                     show up in the list.",
+                    crate::storage::encode_continue(-1, suffix),
+                ),
+                None => ApiError::expired(message),
+            }
+        }
         other => storage_error(other),
     }
 }
@@ -113,7 +132,7 @@ impl EtcdListPager {
             Ok(resp) => resp,
             Err(e) => {
                 self.done = true;
-                return Err(list_range_error(e, &self.opts));
+                return Err(list_range_error(e, &self.opts, &self.prefix));
             }
         };
         self.revision = Some(resp.revision);

@@ -99,8 +99,10 @@ pub fn decode_continue(token: &str, list_prefix: &str) -> Result<(i64, String), 
             "server does not recognize this encoded version {version}"
         )));
     }
+    // A negative revision is an inconsistent token (offered with a 410 when
+    // the original revision was compacted): it reads the latest revision.
     let rv = decoded.rv.unwrap_or_default();
-    if rv < 1 {
+    if rv == 0 {
         return Err(invalid(format!(
             "incorrect encoded start resourceVersion (version {CONTINUE_TOKEN_VERSION})"
         )));
@@ -221,7 +223,13 @@ mod tests {
         assert_invalid(&raw(r#"{"v":"meta.k8s.io/v2","rv":5,"start":"a"}"#));
         assert_invalid(&raw(r#"{"rv":5,"start":"a"}"#));
         assert_invalid(&raw(r#"{"v":"meta.k8s.io/v1","rv":0,"start":"a"}"#));
-        assert_invalid(&raw(r#"{"v":"meta.k8s.io/v1","rv":-3,"start":"a"}"#));
+        // Negative: an inconsistent token, read at the latest revision.
+        let (rv, key) = decode_continue(
+            &raw(r#"{"v":"meta.k8s.io/v1","rv":-1,"start":"a"}"#),
+            "/registry/pods/",
+        )
+        .expect("an inconsistent continue token");
+        assert_eq!((rv, key.as_str()), (-1, "/registry/pods/a"));
         assert_invalid(&raw(r#"{"v":"meta.k8s.io/v1","rv":"5","start":"a"}"#));
         assert_invalid(&raw(r#"{"v":"meta.k8s.io/v1","rv":5,"start":""}"#));
         assert_invalid(&raw(r#"{"v":"meta.k8s.io/v1","rv":5}"#));

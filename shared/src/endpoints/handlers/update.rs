@@ -104,6 +104,7 @@ pub async fn patch(
                         "the server rejected our request due to an error in our request: {e}"
                     ),
                     details: None,
+                    continue_token: None,
                 })?;
                 Ok(doc)
             })
