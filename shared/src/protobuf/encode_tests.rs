@@ -1,21 +1,21 @@
 //! Tests of the protobuf encoder: round trips through our decoder for a
-//! rich object of every covered kind (generated from the schema tables),
-//! and cross-checks with an independent implementation, prost with the
-//! `k8s-pb` bindings generated from upstream's `generated.proto`.
+//! rich object of every covered kind (generated from the schema tables);
+//! the cross-checks with prost and k8s-pb are in `prost_tests`.
 
+use super::prost_tests::through_prost;
 use super::schema::{self, Card, Kind, Message};
 use super::*;
 use prost::Message as _;
 use serde_json::{json, Map};
 
-fn encode(value: &Value) -> Vec<u8> {
+pub(super) fn encode(value: &Value) -> Vec<u8> {
     match encode_object(value) {
         Ok(bytes) => bytes,
         Err(e) => panic!("encode failed: {e}"),
     }
 }
 
-fn decode(bytes: &[u8]) -> Value {
+pub(super) fn decode(bytes: &[u8]) -> Value {
     match decode_object(bytes) {
         Ok(value) => value,
         Err(e) => panic!("decode failed: {e}"),
@@ -82,7 +82,7 @@ fn sample_value(kind: Kind, json_name: &str, depth: usize, n: usize) -> Value {
 }
 
 /// A rich object of the given kind, as upstream would serve it.
-fn rich_object(api_version: &str, kind: &str, depth: usize) -> Value {
+pub(super) fn rich_object(api_version: &str, kind: &str, depth: usize) -> Value {
     let Some(message) = schema::message_for_kind(api_version, kind) else {
         panic!("no message for {api_version} {kind}")
     };
@@ -243,134 +243,6 @@ fn durations_parse_as_go_does() {
     }
 }
 
-/// Our encoding decoded by prost with the `k8s-pb` type, written again
-/// by prost, and decoded by us: what prost's types do not hold is lost.
-fn through_prost(bytes: &[u8], api_version: &str, kind: &str) -> Value {
-    let Some(body) = bytes.strip_prefix(&MAGIC[..]) else {
-        panic!("no magic")
-    };
-    let unknown = match k8s_pb::apimachinery::pkg::runtime::Unknown::decode(body) {
-        Ok(unknown) => unknown,
-        Err(e) => panic!("k8s-pb cannot decode the envelope: {e}"),
-    };
-    let type_meta = unknown.type_meta.unwrap_or_default();
-    assert_eq!(type_meta.api_version.as_deref(), Some(api_version));
-    assert_eq!(type_meta.kind.as_deref(), Some(kind));
-    assert_eq!(unknown.content_type.as_deref(), Some(""));
-    let raw = unknown.raw.unwrap_or_default();
-    let again = match reencode_with_prost(api_version, kind, &raw) {
-        Ok(again) => again,
-        Err(e) => panic!("k8s-pb cannot decode {api_version} {kind}: {e}"),
-    };
-    let envelope = k8s_pb::apimachinery::pkg::runtime::Unknown {
-        type_meta: Some(k8s_pb::apimachinery::pkg::runtime::TypeMeta {
-            api_version: Some(api_version.to_owned()),
-            kind: Some(kind.to_owned()),
-        }),
-        raw: Some(again),
-        content_encoding: Some(String::new()),
-        content_type: Some(String::new()),
-    };
-    let mut out = MAGIC.to_vec();
-    out.extend_from_slice(&envelope.encode_to_vec());
-    decode(&out)
-}
-
-fn reencode<T: prost::Message + Default>(raw: &[u8]) -> Result<Vec<u8>, prost::DecodeError> {
-    T::decode(raw).map(|message| message.encode_to_vec())
-}
-
-fn reencode_with_prost(
-    api_version: &str,
-    kind: &str,
-    raw: &[u8],
-) -> Result<Vec<u8>, prost::DecodeError> {
-    use k8s_pb::api;
-    use k8s_pb::apimachinery::pkg::apis::meta::v1 as meta;
-    macro_rules! kinds {
-        ($($v:literal $k:literal => $t:ty,)*) => {
-            match (api_version, kind) {
-                $(($v, $k) => reencode::<$t>(raw),)*
-                _ => panic!("no k8s-pb type for {api_version} {kind}"),
-            }
-        };
-    }
-    kinds! {
-        "v1" "Binding" => api::core::v1::Binding,
-        "v1" "ConfigMap" => api::core::v1::ConfigMap,
-        "v1" "Endpoints" => api::core::v1::Endpoints,
-        "v1" "Event" => api::core::v1::Event,
-        "v1" "LimitRange" => api::core::v1::LimitRange,
-        "v1" "Namespace" => api::core::v1::Namespace,
-        "v1" "Node" => api::core::v1::Node,
-        "v1" "PersistentVolume" => api::core::v1::PersistentVolume,
-        "v1" "PersistentVolumeClaim" => api::core::v1::PersistentVolumeClaim,
-        "v1" "Pod" => api::core::v1::Pod,
-        "v1" "PodTemplate" => api::core::v1::PodTemplate,
-        "v1" "ReplicationController" => api::core::v1::ReplicationController,
-        "v1" "ResourceQuota" => api::core::v1::ResourceQuota,
-        "v1" "Secret" => api::core::v1::Secret,
-        "v1" "Service" => api::core::v1::Service,
-        "v1" "ServiceAccount" => api::core::v1::ServiceAccount,
-        "apps/v1" "ControllerRevision" => api::apps::v1::ControllerRevision,
-        "apps/v1" "DaemonSet" => api::apps::v1::DaemonSet,
-        "apps/v1" "Deployment" => api::apps::v1::Deployment,
-        "apps/v1" "ReplicaSet" => api::apps::v1::ReplicaSet,
-        "apps/v1" "StatefulSet" => api::apps::v1::StatefulSet,
-        "batch/v1" "CronJob" => api::batch::v1::CronJob,
-        "batch/v1" "Job" => api::batch::v1::Job,
-        "rbac.authorization.k8s.io/v1" "ClusterRole" => api::rbac::v1::ClusterRole,
-        "rbac.authorization.k8s.io/v1" "ClusterRoleBinding" => api::rbac::v1::ClusterRoleBinding,
-        "rbac.authorization.k8s.io/v1" "Role" => api::rbac::v1::Role,
-        "rbac.authorization.k8s.io/v1" "RoleBinding" => api::rbac::v1::RoleBinding,
-        "networking.k8s.io/v1" "Ingress" => api::networking::v1::Ingress,
-        "networking.k8s.io/v1" "IngressClass" => api::networking::v1::IngressClass,
-        "networking.k8s.io/v1" "NetworkPolicy" => api::networking::v1::NetworkPolicy,
-        "policy/v1" "Eviction" => api::policy::v1::Eviction,
-        "policy/v1" "PodDisruptionBudget" => api::policy::v1::PodDisruptionBudget,
-        "scheduling.k8s.io/v1" "PriorityClass" => api::scheduling::v1::PriorityClass,
-        "coordination.k8s.io/v1" "Lease" => api::coordination::v1::Lease,
-        "autoscaling/v1" "HorizontalPodAutoscaler" => api::autoscaling::v1::HorizontalPodAutoscaler,
-        "autoscaling/v1" "Scale" => api::autoscaling::v1::Scale,
-        "autoscaling/v2" "HorizontalPodAutoscaler" => api::autoscaling::v2::HorizontalPodAutoscaler,
-        "authentication.k8s.io/v1" "SelfSubjectReview" => api::authentication::v1::SelfSubjectReview,
-        "authentication.k8s.io/v1" "TokenRequest" => api::authentication::v1::TokenRequest,
-        "authentication.k8s.io/v1" "TokenReview" => api::authentication::v1::TokenReview,
-        "authorization.k8s.io/v1" "LocalSubjectAccessReview" => api::authorization::v1::LocalSubjectAccessReview,
-        "authorization.k8s.io/v1" "SelfSubjectAccessReview" => api::authorization::v1::SelfSubjectAccessReview,
-        "authorization.k8s.io/v1" "SelfSubjectRulesReview" => api::authorization::v1::SelfSubjectRulesReview,
-        "authorization.k8s.io/v1" "SubjectAccessReview" => api::authorization::v1::SubjectAccessReview,
-        "discovery.k8s.io/v1" "EndpointSlice" => api::discovery::v1::EndpointSlice,
-        "events.k8s.io/v1" "Event" => api::events::v1::Event,
-        "storage.k8s.io/v1" "CSIDriver" => api::storage::v1::CSIDriver,
-        "storage.k8s.io/v1" "CSINode" => api::storage::v1::CSINode,
-        "storage.k8s.io/v1" "CSIStorageCapacity" => api::storage::v1::CSIStorageCapacity,
-        "storage.k8s.io/v1" "StorageClass" => api::storage::v1::StorageClass,
-        "storage.k8s.io/v1" "VolumeAttachment" => api::storage::v1::VolumeAttachment,
-        "storage.k8s.io/v1" "VolumeAttributesClass" => api::storage::v1::VolumeAttributesClass,
-        "meta.k8s.io/v1" "PartialObjectMetadata" => meta::PartialObjectMetadata,
-        "meta.k8s.io/v1" "PartialObjectMetadataList" => meta::PartialObjectMetadataList,
-        "v1" "Status" => meta::Status,
-        "v1" "PodList" => api::core::v1::PodList,
-    }
-}
-
-#[test]
-fn every_kind_survives_k8s_pb() {
-    for (api_version, kind) in schema::all_kinds() {
-        let mut object = rich_object(api_version, kind, 6);
-        let back = through_prost(&encode(&object), api_version, kind);
-        if (api_version, kind) == ("storage.k8s.io/v1", "CSIDriver") {
-            // Field 11 is newer than the k8s-pb 0.9 bindings (Kubernetes
-            // 1.33), so prost drops it.
-            if let Some(spec) = object["spec"].as_object_mut() {
-                spec.remove("preventPodSchedulingIfMissing");
-            }
-        }
-        assert_eq!(back, object, "{api_version} {kind}");
-    }
-}
-
 #[test]
 fn k8s_pb_reads_our_pod() {
     let pod = json!({"kind": "Pod", "apiVersion": "v1",
@@ -449,7 +321,7 @@ fn fixtures_round_trip() {
     }
 }
 
-fn unknown(bytes: &[u8]) -> k8s_pb::apimachinery::pkg::runtime::Unknown {
+pub(super) fn unknown(bytes: &[u8]) -> k8s_pb::apimachinery::pkg::runtime::Unknown {
     let Some(body) = bytes.strip_prefix(&MAGIC[..]) else {
         panic!("no magic")
     };

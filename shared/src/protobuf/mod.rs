@@ -353,4 +353,8 @@ mod encode_tests;
 #[cfg(test)]
 mod fixture_tests;
 #[cfg(test)]
+mod prost_tests;
+#[cfg(test)]
+mod resource_tests;
+#[cfg(test)]
 mod tests;

@@ -7,10 +7,10 @@ use serde_json::json;
 
 /// A minimal protobuf encoder.
 #[derive(Clone, Default)]
-struct Enc(Vec<u8>);
+pub(super) struct Enc(pub(super) Vec<u8>);
 
 impl Enc {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         Self::default()
     }
 
@@ -27,50 +27,50 @@ impl Enc {
     }
 
     /// A varint field (int32/int64 sign-extended, as Go writes them).
-    fn int(mut self, tag: u32, v: i64) -> Self {
+    pub(super) fn int(mut self, tag: u32, v: i64) -> Self {
         self.key(tag, 0);
         self.raw_varint(v as u64);
         self
     }
 
-    fn bool(self, tag: u32, v: bool) -> Self {
+    pub(super) fn bool(self, tag: u32, v: bool) -> Self {
         self.int(tag, i64::from(v))
     }
 
-    fn bytes(mut self, tag: u32, b: &[u8]) -> Self {
+    pub(super) fn bytes(mut self, tag: u32, b: &[u8]) -> Self {
         self.key(tag, 2);
         self.raw_varint(b.len() as u64);
         self.0.extend_from_slice(b);
         self
     }
 
-    fn string(self, tag: u32, s: &str) -> Self {
+    pub(super) fn string(self, tag: u32, s: &str) -> Self {
         self.bytes(tag, s.as_bytes())
     }
 
-    fn msg(self, tag: u32, m: Enc) -> Self {
+    pub(super) fn msg(self, tag: u32, m: Enc) -> Self {
         self.bytes(tag, &m.0)
     }
 
     /// A `map<string, string>` entry.
-    fn entry(self, tag: u32, k: &str, v: &str) -> Self {
+    pub(super) fn entry(self, tag: u32, k: &str, v: &str) -> Self {
         self.msg(tag, Enc::new().string(1, k).string(2, v))
     }
 
     /// A `map<string, bytes>` entry.
-    fn bytes_entry(self, tag: u32, k: &str, v: &[u8]) -> Self {
+    pub(super) fn bytes_entry(self, tag: u32, k: &str, v: &[u8]) -> Self {
         self.msg(tag, Enc::new().string(1, k).bytes(2, v))
     }
 
     /// A `map<string, Quantity>` entry.
-    fn quantity_entry(self, tag: u32, k: &str, v: &str) -> Self {
+    pub(super) fn quantity_entry(self, tag: u32, k: &str, v: &str) -> Self {
         self.msg(tag, Enc::new().string(1, k).msg(2, Enc::new().string(1, v)))
     }
 }
 
 /// The `k8s\0` + runtime.Unknown envelope as upstream's serializer writes
 /// it (empty contentEncoding and contentType included).
-fn envelope(api_version: &str, kind: &str, raw: &Enc) -> Vec<u8> {
+pub(super) fn envelope(api_version: &str, kind: &str, raw: &Enc) -> Vec<u8> {
     let unknown = Enc::new()
         .msg(1, Enc::new().string(1, api_version).string(2, kind))
         .bytes(2, &raw.0)
@@ -83,7 +83,7 @@ fn envelope(api_version: &str, kind: &str, raw: &Enc) -> Vec<u8> {
 
 /// ObjectMeta as gogo marshals it for a new object: every non-pointer
 /// field, labels sorted.
-fn object_meta(name: &str, namespace: &str, labels: &[(&str, &str)]) -> Enc {
+pub(super) fn object_meta(name: &str, namespace: &str, labels: &[(&str, &str)]) -> Enc {
     let mut meta = Enc::new()
         .string(1, name)
         .string(2, "")

@@ -33,6 +33,7 @@ mod meta_v1;
 mod networking_v1;
 mod policy_v1;
 mod rbac_v1;
+mod resource_v1;
 mod scheduling_v1;
 mod storage_v1;
 
@@ -229,6 +230,14 @@ const fn rint32(tag: u32, json: &'static str) -> Field {
 const fn rint64(tag: u32, json: &'static str) -> Field {
     field(tag, json, Kind::Int64(Zero::Keep), Card::Repeated)
 }
+/// `repeated bool`.
+const fn rbool(tag: u32, json: &'static str) -> Field {
+    field(tag, json, Kind::Bool(Zero::Keep), Card::Repeated)
+}
+/// `repeated Quantity`.
+const fn rqty(tag: u32, json: &'static str) -> Field {
+    field(tag, json, Kind::Quantity, Card::Repeated)
+}
 /// A repeated message.
 const fn rm(tag: u32, json: &'static str, ty: &'static str) -> Field {
     field(tag, json, Kind::Message(ty), Card::Repeated)
@@ -254,7 +263,6 @@ const fn msl(tag: u32, json: &'static str) -> Field {
     field(tag, json, Kind::StringList, Card::Map)
 }
 /// `map<string, Message>`.
-#[allow(dead_code)] // no covered message has one
 const fn msm(tag: u32, json: &'static str, ty: &'static str) -> Field {
     field(tag, json, Kind::Message(ty), Card::Map)
 }
@@ -278,6 +286,7 @@ const TABLES: &[&[Message]] = &[
     discovery_v1::MESSAGES,
     events_v1::MESSAGES,
     storage_v1::MESSAGES,
+    resource_v1::MESSAGES,
 ];
 
 /// Top-level kinds: (apiVersion, message package, kinds). The message of
@@ -371,6 +380,17 @@ const KINDS: &[(&str, &str, &[&str])] = &[
             "StorageClass",
             "VolumeAttachment",
             "VolumeAttributesClass",
+        ],
+    ),
+    (
+        "resource.k8s.io/v1",
+        "resource.v1",
+        &[
+            "DeviceClass",
+            "DeviceTaintRule",
+            "ResourceClaim",
+            "ResourceClaimTemplate",
+            "ResourceSlice",
         ],
     ),
     (
