@@ -7,6 +7,7 @@ use super::encode_tests::{decode, encode, rich_object, unknown};
 use super::schema;
 use super::*;
 use prost::Message as _;
+use serde_json::Map;
 
 /// Our encoding decoded by prost with the `k8s-pb` type, written again
 /// by prost, and decoded by us: what prost's types do not hold is lost.
@@ -146,6 +147,10 @@ fn with_prost(api_version: &str, kind: &str, raw: &[u8]) -> Result<Prosted, pros
         "resource.k8s.io/v1" "ResourceClaim" => api::resource::v1::ResourceClaim,
         "resource.k8s.io/v1" "ResourceClaimTemplate" => api::resource::v1::ResourceClaimTemplate,
         "resource.k8s.io/v1" "ResourceSlice" => api::resource::v1::ResourceSlice,
+        "certificates.k8s.io/v1" "CertificateSigningRequest" => api::certificates::v1::CertificateSigningRequest,
+        // GA in v1 only in 1.37; k8s-pb 0.9 has v1beta1's.
+        "certificates.k8s.io/v1" "ClusterTrustBundle" => api::certificates::v1beta1::ClusterTrustBundle,
+        "certificates.k8s.io/v1" "PodCertificateRequest" => api::certificates::v1beta1::PodCertificateRequest,
         "meta.k8s.io/v1" "PartialObjectMetadata" => meta::PartialObjectMetadata,
         "meta.k8s.io/v1" "PartialObjectMetadataList" => meta::PartialObjectMetadataList,
         "v1" "Status" => meta::Status,
@@ -158,26 +163,31 @@ fn every_kind_survives_k8s_pb() {
     for (api_version, kind) in schema::all_kinds() {
         let mut object = rich_object(api_version, kind, 6);
         let back = through_prost(&encode(&object), api_version, kind);
-        if (api_version, kind) == ("storage.k8s.io/v1", "CSIDriver") {
-            // Field 11 is newer than the k8s-pb 0.9 bindings, so prost
-            // drops it.
-            if let Some(spec) = object["spec"].as_object_mut() {
-                spec.remove("preventPodSchedulingIfMissing");
-            }
-        }
-        if (api_version, kind) == ("resource.k8s.io/v1", "ResourceSlice") {
-            strip_newer_than_k8s_pb(&mut object);
-        }
+        strip_newer_than_k8s_pb(api_version, kind, &mut object);
         assert_eq!(back, object, "{api_version} {kind}");
     }
 }
 
-/// Removes the resource.k8s.io/v1 fields newer than the k8s-pb 0.9
-/// bindings, which prost drops: a device's
-/// `nodeAllocatableResourceMappings` (13) and the list-valued attributes
-/// (`ints`, `bools`, `strings`, `versions`, 6-9).
-fn strip_newer_than_k8s_pb(slice: &mut Value) {
-    let Some(devices) = slice["spec"]["devices"].as_array_mut() else {
+/// Removes the fields newer than the k8s-pb 0.9 bindings, which prost
+/// drops.
+fn strip_newer_than_k8s_pb(api_version: &str, kind: &str, object: &mut Value) {
+    let spec = object.get_mut("spec").and_then(Value::as_object_mut);
+    match (api_version, kind, spec) {
+        ("storage.k8s.io/v1", "CSIDriver", Some(spec)) => {
+            spec.remove("preventPodSchedulingIfMissing");
+        }
+        ("certificates.k8s.io/v1", "PodCertificateRequest", Some(spec)) => {
+            spec.remove("stubPKCS10Request");
+        }
+        ("resource.k8s.io/v1", "ResourceSlice", Some(spec)) => strip_resource_slice(spec),
+        _ => {}
+    }
+}
+
+/// A device's `nodeAllocatableResourceMappings` (13) and the list-valued
+/// attributes (`ints`, `bools`, `strings`, `versions`, 6-9).
+fn strip_resource_slice(spec: &mut Map<String, Value>) {
+    let Some(devices) = spec.get_mut("devices").and_then(Value::as_array_mut) else {
         return;
     };
     for device in devices.iter_mut().filter_map(Value::as_object_mut) {
