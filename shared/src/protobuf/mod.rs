@@ -349,6 +349,8 @@ pub fn is_known(api_version: &str, kind: &str) -> bool {
 }
 
 #[cfg(test)]
+mod admissionregistration_tests;
+#[cfg(test)]
 mod certificates_tests;
 #[cfg(test)]
 mod encode_tests;

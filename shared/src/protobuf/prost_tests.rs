@@ -151,6 +151,13 @@ fn with_prost(api_version: &str, kind: &str, raw: &[u8]) -> Result<Prosted, pros
         // GA in v1 only in 1.37; k8s-pb 0.9 has v1beta1's.
         "certificates.k8s.io/v1" "ClusterTrustBundle" => api::certificates::v1beta1::ClusterTrustBundle,
         "certificates.k8s.io/v1" "PodCertificateRequest" => api::certificates::v1beta1::PodCertificateRequest,
+        "admissionregistration.k8s.io/v1" "MutatingWebhookConfiguration" => api::admissionregistration::v1::MutatingWebhookConfiguration,
+        "admissionregistration.k8s.io/v1" "ValidatingWebhookConfiguration" => api::admissionregistration::v1::ValidatingWebhookConfiguration,
+        "admissionregistration.k8s.io/v1" "ValidatingAdmissionPolicy" => api::admissionregistration::v1::ValidatingAdmissionPolicy,
+        "admissionregistration.k8s.io/v1" "ValidatingAdmissionPolicyBinding" => api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
+        // v1 in 1.36; k8s-pb 0.9 has v1beta1's, of the same shape.
+        "admissionregistration.k8s.io/v1" "MutatingAdmissionPolicy" => api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
+        "admissionregistration.k8s.io/v1" "MutatingAdmissionPolicyBinding" => api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
         "meta.k8s.io/v1" "PartialObjectMetadata" => meta::PartialObjectMetadata,
         "meta.k8s.io/v1" "PartialObjectMetadataList" => meta::PartialObjectMetadataList,
         "v1" "Status" => meta::Status,

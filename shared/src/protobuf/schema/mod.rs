@@ -18,6 +18,7 @@
 //! functions below encode that: `s`, `b`, `int32`, `int64` omit zero
 //! values; `sp`, `bp`, `int32p`, `int64p` keep them.
 
+mod admissionregistration_v1;
 mod apps_v1;
 mod authentication_v1;
 mod authorization_v1;
@@ -288,6 +289,7 @@ const TABLES: &[&[Message]] = &[
     storage_v1::MESSAGES,
     resource_v1::MESSAGES,
     certificates_v1::MESSAGES,
+    admissionregistration_v1::MESSAGES,
 ];
 
 /// Top-level kinds: (apiVersion, message package, kinds). The message of
@@ -401,6 +403,18 @@ const KINDS: &[(&str, &str, &[&str])] = &[
             "CertificateSigningRequest",
             "ClusterTrustBundle",
             "PodCertificateRequest",
+        ],
+    ),
+    (
+        "admissionregistration.k8s.io/v1",
+        "admissionregistration.v1",
+        &[
+            "MutatingAdmissionPolicy",
+            "MutatingAdmissionPolicyBinding",
+            "MutatingWebhookConfiguration",
+            "ValidatingAdmissionPolicy",
+            "ValidatingAdmissionPolicyBinding",
+            "ValidatingWebhookConfiguration",
         ],
     ),
     (
