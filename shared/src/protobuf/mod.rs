@@ -357,6 +357,8 @@ mod encode_tests;
 #[cfg(test)]
 mod fixture_tests;
 #[cfg(test)]
+mod misc_kinds_tests;
+#[cfg(test)]
 mod prost_tests;
 #[cfg(test)]
 mod resource_tests;

@@ -119,6 +119,8 @@ fn with_prost(api_version: &str, kind: &str, raw: &[u8]) -> Result<Prosted, pros
         "networking.k8s.io/v1" "Ingress" => api::networking::v1::Ingress,
         "networking.k8s.io/v1" "IngressClass" => api::networking::v1::IngressClass,
         "networking.k8s.io/v1" "NetworkPolicy" => api::networking::v1::NetworkPolicy,
+        "networking.k8s.io/v1" "IPAddress" => api::networking::v1::IPAddress,
+        "networking.k8s.io/v1" "ServiceCIDR" => api::networking::v1::ServiceCIDR,
         "policy/v1" "Eviction" => api::policy::v1::Eviction,
         "policy/v1" "PodDisruptionBudget" => api::policy::v1::PodDisruptionBudget,
         "scheduling.k8s.io/v1" "PriorityClass" => api::scheduling::v1::PriorityClass,
@@ -158,6 +160,11 @@ fn with_prost(api_version: &str, kind: &str, raw: &[u8]) -> Result<Prosted, pros
         // v1 in 1.36; k8s-pb 0.9 has v1beta1's, of the same shape.
         "admissionregistration.k8s.io/v1" "MutatingAdmissionPolicy" => api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
         "admissionregistration.k8s.io/v1" "MutatingAdmissionPolicyBinding" => api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
+        "node.k8s.io/v1" "RuntimeClass" => api::node::v1::RuntimeClass,
+        "flowcontrol.apiserver.k8s.io/v1" "FlowSchema" => api::flowcontrol::v1::FlowSchema,
+        "flowcontrol.apiserver.k8s.io/v1" "PriorityLevelConfiguration" => api::flowcontrol::v1::PriorityLevelConfiguration,
+        // GA in v1 only in 1.37; k8s-pb 0.9 has v1beta1's.
+        "storagemigration.k8s.io/v1" "StorageVersionMigration" => api::storagemigration::v1beta1::StorageVersionMigration,
         "meta.k8s.io/v1" "PartialObjectMetadata" => meta::PartialObjectMetadata,
         "meta.k8s.io/v1" "PartialObjectMetadataList" => meta::PartialObjectMetadataList,
         "v1" "Status" => meta::Status,

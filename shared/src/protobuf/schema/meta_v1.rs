@@ -1,5 +1,5 @@
 //! meta/v1 (apimachinery) messages: ObjectMeta, OwnerReference, ManagedFieldsEntry, LabelSelector,
-//! Condition, DeleteOptions, ListMeta, Status, PartialObjectMetadata(List), WatchEvent.
+//! Condition, DeleteOptions, GroupResource, ListMeta, Status, PartialObjectMetadata(List), WatchEvent.
 
 use super::*;
 
@@ -30,6 +30,11 @@ pub(super) const MESSAGES: &[Message] = &[
     msg(
         "meta.v1.FieldSelectorRequirement",
         &[s(1, "key"), s(2, "operator"), rs(3, "values")],
+    ),
+    // Both strings without omitempty: "" is written.
+    msg(
+        "meta.v1.GroupResource",
+        &[sp(1, "group"), sp(2, "resource")],
     ),
     msg(
         "meta.v1.LabelSelector",

@@ -6,8 +6,10 @@
 //! field number, its JSON name, a [`Kind`] and a [`Card`]inality. Message
 //! types are named `<group>.<version>.<GoType>` (`core.v1.PodSpec`,
 //! `meta.v1.ObjectMeta`, ...). The tables were written from upstream's
-//! `generated.proto` files (Kubernetes 1.33); they hold only what the
-//! decoder needs: numbers, JSON names and types.
+//! `generated.proto` files (Kubernetes 1.33; the resource, certificates,
+//! admissionregistration, node, flowcontrol and storagemigration groups
+//! and networking's IPAddress and ServiceCIDR from 1.36, see each file);
+//! they hold only what the decoder needs: numbers, JSON names and types.
 //!
 //! Scalar fields carry a [`Zero`] rule that says what to do with a zero
 //! value (`""`, `0`, `false`) that is present on the wire. Go's protobuf
@@ -31,13 +33,16 @@ mod core_v1_pod;
 mod core_v1_volume;
 mod discovery_v1;
 mod events_v1;
+mod flowcontrol_v1;
 mod meta_v1;
 mod networking_v1;
+mod node_v1;
 mod policy_v1;
 mod rbac_v1;
 mod resource_v1;
 mod scheduling_v1;
 mod storage_v1;
+mod storagemigration_v1;
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -290,6 +295,9 @@ const TABLES: &[&[Message]] = &[
     resource_v1::MESSAGES,
     certificates_v1::MESSAGES,
     admissionregistration_v1::MESSAGES,
+    node_v1::MESSAGES,
+    flowcontrol_v1::MESSAGES,
+    storagemigration_v1::MESSAGES,
 ];
 
 /// Top-level kinds: (apiVersion, message package, kinds). The message of
@@ -337,7 +345,13 @@ const KINDS: &[(&str, &str, &[&str])] = &[
     (
         "networking.k8s.io/v1",
         "networking.v1",
-        &["Ingress", "IngressClass", "NetworkPolicy"],
+        &[
+            "IPAddress",
+            "Ingress",
+            "IngressClass",
+            "NetworkPolicy",
+            "ServiceCIDR",
+        ],
     ),
     (
         "policy/v1",
@@ -416,6 +430,17 @@ const KINDS: &[(&str, &str, &[&str])] = &[
             "ValidatingAdmissionPolicyBinding",
             "ValidatingWebhookConfiguration",
         ],
+    ),
+    ("node.k8s.io/v1", "node.v1", &["RuntimeClass"]),
+    (
+        "flowcontrol.apiserver.k8s.io/v1",
+        "flowcontrol.v1",
+        &["FlowSchema", "PriorityLevelConfiguration"],
+    ),
+    (
+        "storagemigration.k8s.io/v1",
+        "storagemigration.v1",
+        &["StorageVersionMigration"],
     ),
     (
         "meta.k8s.io/v1",

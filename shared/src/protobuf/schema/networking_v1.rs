@@ -1,4 +1,5 @@
-//! networking.k8s.io/v1 messages: Ingress, IngressClass, NetworkPolicy.
+//! networking.k8s.io/v1 messages: Ingress, IngressClass, IPAddress,
+//! NetworkPolicy, ServiceCIDR.
 
 use super::*;
 
@@ -160,5 +161,40 @@ pub(super) const MESSAGES: &[Message] = &[
     msg(
         "networking.v1.ServiceBackendPort",
         &[s(1, "name"), int32(2, "number")],
+    ),
+    // IPAddress and ServiceCIDR (Kubernetes 1.36's networking/v1
+    // generated.proto).
+    msg(
+        "networking.v1.IPAddress",
+        &[
+            m(1, "metadata", "meta.v1.ObjectMeta"),
+            m(2, "spec", "networking.v1.IPAddressSpec"),
+        ],
+    ),
+    msg(
+        "networking.v1.IPAddressSpec",
+        &[m(1, "parentRef", "networking.v1.ParentReference")],
+    ),
+    msg(
+        "networking.v1.ParentReference",
+        &[
+            s(1, "group"),
+            s(2, "resource"),
+            s(3, "namespace"),
+            s(4, "name"),
+        ],
+    ),
+    msg(
+        "networking.v1.ServiceCIDR",
+        &[
+            m(1, "metadata", "meta.v1.ObjectMeta"),
+            m(2, "spec", "networking.v1.ServiceCIDRSpec"),
+            m(3, "status", "networking.v1.ServiceCIDRStatus"),
+        ],
+    ),
+    msg("networking.v1.ServiceCIDRSpec", &[rs(1, "cidrs")]),
+    msg(
+        "networking.v1.ServiceCIDRStatus",
+        &[rm(1, "conditions", "meta.v1.Condition")],
     ),
 ];
