@@ -491,12 +491,25 @@ async fn crd_lifecycle_custom_resources_and_cleanup() {
     })
     .await;
     assert!(gone, "routes of the deleted CRD still served");
-    let res = c.kubectl_ok(&["api-resources"]).await;
+    // Discovery follows within a moment (the aggregator refreshes its
+    // merged documents when a CRD changes).
+    let t0 = std::time::Instant::now();
+    let mut res = c.kubectl_ok(&["api-resources"]).await;
+    while res.contains("example.com") && t0.elapsed() < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        res = c.kubectl_ok(&["api-resources"]).await;
+    }
     assert!(!res.contains("example.com"), "{res}");
     // Recreating the CRD shows no leftover instances.
     create_json(&c, &widget_crd("Namespaced")).await;
     wait_established(&c, "widgets.example.com").await;
-    let left = c.kubectl_ok(&["get", "widgets", "-A", "-o", "name"]).await;
+    let mut listed = c.kubectl(&["get", "widgets", "-A", "-o", "name"]).await;
+    while !listed.0 && t0.elapsed() < Duration::from_secs(20) {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        listed = c.kubectl(&["get", "widgets", "-A", "-o", "name"]).await;
+    }
+    assert!(listed.0, "{}", listed.2);
+    let left = listed.1;
     assert!(left.trim().is_empty(), "{left}");
 }
 
