@@ -59,7 +59,15 @@ pub fn default_service(obj: &mut Value) {
         for p in ports.iter_mut() {
             if let Value::Object(p) = p {
                 p.entry("protocol").or_insert(json!("TCP"));
-                if !p.contains_key("targetPort") {
+                // Unset, or the zero value a protobuf body carries for it
+                // (upstream: `TargetPort == intstr.FromInt(0)` or `""`).
+                let unset = match p.get("targetPort") {
+                    None | Some(Value::Null) => true,
+                    Some(Value::Number(n)) => n.as_i64() == Some(0),
+                    Some(Value::String(s)) => s.is_empty(),
+                    _ => false,
+                };
+                if unset {
                     if let Some(port) = p.get("port").cloned() {
                         p.insert("targetPort".into(), port);
                     }

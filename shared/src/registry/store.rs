@@ -605,20 +605,31 @@ impl Store {
                         None => m.remove("status"),
                     };
                 }
+                use super::strategy::StatusMetadata;
+                let policy = self.def.strategy.status_metadata();
                 if let Some(Value::Object(new_meta)) = new.get("metadata") {
                     let keep = meta::meta_mut(&mut merged);
+                    let reset: &[&str] = match policy {
+                        StatusMetadata::Reset => {
+                            &["labels", "annotations", "finalizers", "ownerReferences"]
+                        }
+                        StatusMetadata::KeepExceptLabels => &["labels"],
+                        StatusMetadata::Keep => &[],
+                    };
+                    if policy != StatusMetadata::Reset {
+                        // Metadata the write leaves out is removed, as any update.
+                        for k in ["labels", "annotations", "finalizers", "ownerReferences"] {
+                            if !reset.contains(&k) && !new_meta.contains_key(k) {
+                                keep.remove(k);
+                            }
+                        }
+                    }
                     for (k, v) in new_meta {
-                        if !matches!(
-                            k.as_str(),
-                            "labels"
-                                | "annotations"
-                                | "finalizers"
-                                | "ownerReferences"
-                                | "generation"
-                                | "deletionTimestamp"
-                                | "selfLink"
-                        ) {
-                            keep.insert(k.clone(), v.clone());
+                        let k = k.as_str();
+                        if !reset.contains(&k)
+                            && !matches!(k, "generation" | "deletionTimestamp" | "selfLink")
+                        {
+                            keep.insert(k.to_string(), v.clone());
                         }
                     }
                 }

@@ -425,3 +425,104 @@ async fn duplicate_json_fields_under_strict_and_warn() {
         "{created}"
     );
 }
+
+/// `/status` writes change metadata as each kind's upstream status strategy
+/// allows: a CronJob keeps the annotations sent with its status (upstream's
+/// CronJob API conformance test), a pod does not (ResetObjectMetaForStatus),
+/// a Deployment keeps its old labels. A Service port whose targetPort is the
+/// zero value (as protobuf bodies carry it) defaults to the port.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_writes_keep_the_metadata_each_kind_allows() {
+    let c = TestCluster::start().await;
+    c.kubectl_ok(&[
+        "create",
+        "cronjob",
+        "cj",
+        "--image=busybox",
+        "--schedule=*/5 * * * *",
+    ])
+    .await;
+    let patch = r#"{"metadata":{"annotations":{"patchedstatus":"true"}},"status":{"lastScheduleTime":"2026-12-04T18:00:00Z"}}"#;
+    let out = c
+        .kubectl_ok(&[
+            "patch",
+            "cronjob",
+            "cj",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            patch,
+            "-o",
+            "json",
+        ])
+        .await;
+    let cj: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(
+        cj["metadata"]["annotations"]["patchedstatus"], "true",
+        "{cj}"
+    );
+    assert_eq!(
+        cj["status"]["lastScheduleTime"], "2026-12-04T18:00:00Z",
+        "{cj}"
+    );
+
+    c.kubectl_stdin(
+        &["create", "--validate=false", "-f", "-"],
+        Some(crate::builtins::DEPLOYMENT),
+    )
+    .await;
+    let patch = r#"{"metadata":{"labels":{"x":"y"},"annotations":{"a":"b"}},"status":{"observedGeneration":1}}"#;
+    let out = c
+        .kubectl_ok(&[
+            "patch",
+            "deployment",
+            "web",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            patch,
+            "-o",
+            "json",
+        ])
+        .await;
+    let d: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(d["metadata"]["annotations"]["a"], "b", "{d}");
+    assert!(d["metadata"]["labels"].get("x").is_none(), "{d}");
+
+    let pod = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"pause"}]}}"#;
+    c.kubectl_stdin(&["create", "-f", "-"], Some(pod)).await;
+    let out = c
+        .kubectl_ok(&[
+            "patch",
+            "pod",
+            "p",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            r#"{"metadata":{"annotations":{"a":"b"}},"status":{"message":"m"}}"#,
+            "-o",
+            "json",
+        ])
+        .await;
+    let p: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert!(
+        p["metadata"]
+            .get("annotations")
+            .is_none_or(|a| a.get("a").is_none()),
+        "{p}"
+    );
+    assert_eq!(p["status"]["message"], "m");
+
+    let svc = r#"{"apiVersion":"v1","kind":"Service","metadata":{"name":"s"},"spec":{"ports":[{"port":80,"targetPort":0}]}}"#;
+    c.kubectl_stdin(&["create", "-f", "-"], Some(svc)).await;
+    let tp = c
+        .kubectl_ok(&[
+            "get",
+            "service",
+            "s",
+            "-o",
+            "jsonpath={.spec.ports[0].targetPort}",
+        ])
+        .await;
+    assert_eq!(tp.trim(), "80");
+}
