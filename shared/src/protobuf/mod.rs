@@ -357,6 +357,8 @@ mod encode_tests;
 #[cfg(test)]
 mod fixture_tests;
 #[cfg(test)]
+mod malformed_tests;
+#[cfg(test)]
 mod misc_kinds_tests;
 #[cfg(test)]
 mod prost_tests;
