@@ -233,14 +233,19 @@ fn map_entry(kind: Kind, entry: &[u8], depth: usize) -> Result<(String, Value), 
 fn is_scalar(kind: Kind) -> bool {
     matches!(
         kind,
-        Kind::String(_) | Kind::Bytes | Kind::Int32(_) | Kind::Int64(_) | Kind::Bool(_)
+        Kind::String(_)
+            | Kind::Bytes
+            | Kind::Int32(_)
+            | Kind::Int64(_)
+            | Kind::Bool(_)
+            | Kind::Double
     )
 }
 
 /// The zero value of a scalar kind (a map entry without a value).
 fn zero(kind: Kind) -> Value {
     match kind {
-        Kind::Int32(_) | Kind::Int64(_) => Value::from(0),
+        Kind::Int32(_) | Kind::Int64(_) | Kind::Double => Value::from(0),
         Kind::Bool(_) => Value::Bool(false),
         _ => Value::String(String::new()),
     }
@@ -271,6 +276,7 @@ fn scalar(kind: Kind, value: RawValue<'_>) -> Result<Value, DecodeError> {
         Kind::Int32(_) => Value::from(varint(value)? as i32),
         Kind::Int64(_) => Value::from(varint(value)? as i64),
         Kind::Bool(_) => Value::Bool(varint(value)? != 0),
+        Kind::Double => double(value)?,
         _ => return Err(DecodeError::malformed("not a scalar field")),
     })
 }
@@ -338,10 +344,110 @@ fn composite(kind: Kind, chunks: &[&[u8]], depth: usize) -> Result<Value, Decode
             })?;
             Ok(Value::Array(items))
         }
-        Kind::String(_) | Kind::Bytes | Kind::Int32(_) | Kind::Int64(_) | Kind::Bool(_) => {
-            Err(DecodeError::malformed("not a message field"))
+        Kind::Json => {
+            let raw = last_bytes(chunks)?;
+            if raw.is_empty() {
+                return Ok(Value::Null);
+            }
+            serde_json::from_slice(raw)
+                .map_err(|e| DecodeError::malformed(format!("JSON value is not valid JSON: {e}")))
         }
+        Kind::SchemaOrArray => schema_or(chunks, depth, |tag, value, items| {
+            if tag != 2 {
+                return Ok(false);
+            }
+            items.push(json_schema(&[len(value)?], depth + 1)?);
+            Ok(true)
+        }),
+        Kind::SchemaOrStringArray => schema_or(chunks, depth, |tag, value, items| {
+            if tag != 2 {
+                return Ok(false);
+            }
+            items.push(Value::String(string(len(value)?)));
+            Ok(true)
+        }),
+        Kind::SchemaOrBool => {
+            // {allows=1, schema=2}: the schema when there is one (Go's
+            // MarshalJSON ignores `allows` then), else the boolean.
+            let mut allows = false;
+            let mut schema: Vec<&[u8]> = Vec::new();
+            scan(chunks, |tag, value| {
+                match tag {
+                    1 => allows = varint(value)? != 0,
+                    2 => schema.push(len(value)?),
+                    _ => {}
+                }
+                Ok(())
+            })?;
+            if schema.is_empty() {
+                Ok(Value::Bool(allows))
+            } else {
+                json_schema(&schema, depth + 1)
+            }
+        }
+        Kind::String(_)
+        | Kind::Bytes
+        | Kind::Int32(_)
+        | Kind::Int64(_)
+        | Kind::Bool(_)
+        | Kind::Double => Err(DecodeError::malformed("not a message field")),
     }
+}
+
+/// A `JSONSchemaProps` made of `chunks`.
+fn json_schema(chunks: &[&[u8]], depth: usize) -> Result<Value, DecodeError> {
+    Ok(Value::Object(message(
+        lookup(schema::JSON_SCHEMA_PROPS)?,
+        chunks,
+        depth,
+    )?))
+}
+
+/// `JSONSchemaPropsOrArray` / `JSONSchemaPropsOrStringArray`: field 1 is
+/// a schema, field 2 (collected by `item`) the array alternative. As Go's
+/// `MarshalJSON`s do, a non-empty array wins, then the schema, else
+/// `null`.
+fn schema_or<'a>(
+    chunks: &[&'a [u8]],
+    depth: usize,
+    mut item: impl FnMut(u32, RawValue<'a>, &mut Vec<Value>) -> Result<bool, DecodeError>,
+) -> Result<Value, DecodeError> {
+    let mut schema: Vec<&[u8]> = Vec::new();
+    let mut items = Vec::new();
+    scan(chunks, |tag, value| {
+        if item(tag, value, &mut items)? {
+            return Ok(());
+        }
+        if tag == 1 {
+            schema.push(len(value)?);
+        }
+        Ok(())
+    })?;
+    if !items.is_empty() {
+        Ok(Value::Array(items))
+    } else if !schema.is_empty() {
+        json_schema(&schema, depth + 1)
+    } else {
+        Ok(Value::Null)
+    }
+}
+
+/// A fixed64 `double`, written as Go's JSON encoder writes a float64:
+/// integral values without a fraction (`1`, not `1.0`).
+fn double(value: RawValue<'_>) -> Result<Value, DecodeError> {
+    let f = match value {
+        RawValue::Fixed64(bits) => f64::from_bits(bits),
+        other => return Err(wrong_wire_type(WireType::Fixed64, other)),
+    };
+    if !f.is_finite() {
+        return Err(DecodeError::malformed(format!("unsupported value {f}")));
+    }
+    if f.fract() == 0.0 && f.abs() < 9.0e15 {
+        return Ok(Value::from(f as i64));
+    }
+    serde_json::Number::from_f64(f)
+        .map(Value::Number)
+        .ok_or_else(|| DecodeError::malformed(format!("unsupported value {f}")))
 }
 
 /// `meta.v1.Time` / `MicroTime` {seconds=1, nanos=2}. An empty message is

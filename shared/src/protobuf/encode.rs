@@ -332,6 +332,66 @@ fn value_into(
                 Ok(())
             })?;
         }
+        Kind::Double => {
+            let f = match value {
+                Value::Number(n) => n
+                    .as_f64()
+                    .ok_or_else(|| EncodeError::invalid(format!("{n} is not a double")))?,
+                Value::Null => 0.0,
+                other => return Err(mismatch("a number", other)),
+            };
+            put_key(out, tag, 1);
+            out.extend_from_slice(&f.to_bits().to_le_bytes());
+        }
+        Kind::Json => {
+            // `JSON` {raw=1}: the JSON text; `null` is an empty message.
+            nested(out, tag, |out| {
+                if !value.is_null() {
+                    put_bytes(out, 1, &json_bytes(value)?);
+                }
+                Ok(())
+            })?;
+        }
+        Kind::SchemaOrArray | Kind::SchemaOrStringArray => {
+            // {schema=1, jSONSchemas/property=2 repeated}.
+            nested(out, tag, |out| match value {
+                Value::Object(obj) => json_schema_into(1, obj, depth, out),
+                Value::Array(items) => {
+                    for (index, item) in items.iter().enumerate() {
+                        match (kind, item) {
+                            (Kind::SchemaOrArray, Value::Object(obj)) => {
+                                json_schema_into(2, obj, depth, out)
+                            }
+                            (Kind::SchemaOrStringArray, Value::String(s)) => {
+                                put_string(out, 2, s);
+                                Ok(())
+                            }
+                            (Kind::SchemaOrArray, other) => Err(mismatch("an object", other)),
+                            (_, other) => Err(mismatch("a string", other)),
+                        }
+                        .map_err(|e| e.at_index(index))?;
+                    }
+                    Ok(())
+                }
+                Value::Null => Ok(()),
+                other => Err(mismatch("an object or an array", other)),
+            })?;
+        }
+        Kind::SchemaOrBool => {
+            // {allows=1, schema=2}: a schema allows.
+            nested(out, tag, |out| match value {
+                Value::Bool(allows) => {
+                    put_varint_field(out, 1, u64::from(*allows));
+                    Ok(())
+                }
+                Value::Object(obj) => {
+                    put_varint_field(out, 1, 1);
+                    json_schema_into(2, obj, depth, out)
+                }
+                Value::Null => Ok(()),
+                other => Err(mismatch("a boolean or an object", other)),
+            })?;
+        }
         Kind::FieldsV1 | Kind::RawExtension => {
             // Both hold the raw JSON bytes of what they carry.
             let raw = match value {
@@ -364,6 +424,22 @@ fn value_into(
         }
     }
     Ok(())
+}
+
+/// `JSONSchemaProps` `obj` as field `tag`.
+fn json_schema_into(
+    tag: u32,
+    obj: &Map<String, Value>,
+    depth: usize,
+    out: &mut Vec<u8>,
+) -> Result<(), EncodeError> {
+    let message = lookup(schema::JSON_SCHEMA_PROPS)?;
+    nested(out, tag, |out| message_into(message, obj, depth + 1, out))
+}
+
+fn json_bytes(value: &Value) -> Result<Vec<u8>, EncodeError> {
+    serde_json::to_vec(value)
+        .map_err(|e| EncodeError::invalid(format!("cannot serialise JSON: {e}")))
 }
 
 /// A JSON number that is an integer (Go's JSON decoder accepts `1.0`

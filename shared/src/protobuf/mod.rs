@@ -353,6 +353,8 @@ mod admissionregistration_tests;
 #[cfg(test)]
 mod certificates_tests;
 #[cfg(test)]
+mod crd_tests;
+#[cfg(test)]
 mod encode_tests;
 #[cfg(test)]
 mod fixture_tests;

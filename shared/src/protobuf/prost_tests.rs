@@ -165,6 +165,8 @@ fn with_prost(api_version: &str, kind: &str, raw: &[u8]) -> Result<Prosted, pros
         "flowcontrol.apiserver.k8s.io/v1" "PriorityLevelConfiguration" => api::flowcontrol::v1::PriorityLevelConfiguration,
         // GA in v1 only in 1.37; k8s-pb 0.9 has v1beta1's.
         "storagemigration.k8s.io/v1" "StorageVersionMigration" => api::storagemigration::v1beta1::StorageVersionMigration,
+        "apiextensions.k8s.io/v1" "CustomResourceDefinition" =>
+            k8s_pb::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         "meta.k8s.io/v1" "PartialObjectMetadata" => meta::PartialObjectMetadata,
         "meta.k8s.io/v1" "PartialObjectMetadataList" => meta::PartialObjectMetadataList,
         "v1" "Status" => meta::Status,

@@ -21,6 +21,7 @@
 //! values; `sp`, `bp`, `int32p`, `int64p` keep them.
 
 mod admissionregistration_v1;
+mod apiextensions_v1;
 mod apps_v1;
 mod authentication_v1;
 mod authorization_v1;
@@ -46,6 +47,8 @@ mod storagemigration_v1;
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
+
+pub(crate) use apiextensions_v1::JSON_SCHEMA_PROPS;
 
 /// What to do with a scalar that is present on the wire but holds its zero
 /// value.
@@ -94,6 +97,21 @@ pub(crate) enum Kind {
     /// by Go as a bare JSON array (authentication/authorization
     /// `ExtraValue`).
     StringList,
+    /// A `double` (fixed64), a JSON number; only pointer fields exist, so
+    /// it is written whenever present.
+    Double,
+    /// apiextensions `JSON` {raw=1}: the bytes are JSON text (`null` when
+    /// empty).
+    Json,
+    /// `JSONSchemaPropsOrArray` {schema=1, jSONSchemas=2 repeated}: a
+    /// schema object, or an array of schemas.
+    SchemaOrArray,
+    /// `JSONSchemaPropsOrBool` {allows=1, schema=2}: `true`/`false`, or a
+    /// schema object (which allows).
+    SchemaOrBool,
+    /// `JSONSchemaPropsOrStringArray` {schema=1, property=2 repeated
+    /// string}: a schema object, or an array of strings.
+    SchemaOrStringArray,
 }
 
 /// How often a field occurs.
@@ -298,6 +316,7 @@ const TABLES: &[&[Message]] = &[
     node_v1::MESSAGES,
     flowcontrol_v1::MESSAGES,
     storagemigration_v1::MESSAGES,
+    apiextensions_v1::MESSAGES,
 ];
 
 /// Top-level kinds: (apiVersion, message package, kinds). The message of
@@ -441,6 +460,11 @@ const KINDS: &[(&str, &str, &[&str])] = &[
         "storagemigration.k8s.io/v1",
         "storagemigration.v1",
         &["StorageVersionMigration"],
+    ),
+    (
+        "apiextensions.k8s.io/v1",
+        "apiextensions.v1",
+        &["CustomResourceDefinition"],
     ),
     (
         "meta.k8s.io/v1",
