@@ -78,7 +78,7 @@ fn sample_value(kind: Kind, json_name: &str, depth: usize, n: usize) -> Value {
         Kind::FieldsV1 => json!({"f:metadata": {"f:labels": {".": {}}}}),
         Kind::RawExtension => json!({"apiVersion": "v1", "kind": "Foo", "n": [1, "x"]}),
         Kind::StringList => json!(["a", "b"]),
-        Kind::Double if n % 2 == 0 => json!(1.5),
+        Kind::Double if n.is_multiple_of(2) => json!(1.5),
         Kind::Double => json!(-3),
         Kind::Json => json!({"a": [1, "x", null], "b": {"c": true}}),
         Kind::SchemaOrArray | Kind::SchemaOrBool | Kind::SchemaOrStringArray if n % 2 == 0 => {
