@@ -357,6 +357,9 @@ pub fn stores_for(crd_obj: &Value, storage: &EtcdStorage, prefix: &str) -> Vec<S
                 .with_field_types(Arc::new(shared::fieldmanager::typeinfo::StructuralTypes(
                     schema.clone(),
                 )))
+                // Status writes change nothing but status (upstream's
+                // custom resource status strategy).
+                .status_metadata(shared::registry::resource::StatusMetadata::Reset)
                 .strategy(strategy);
             if !namespaced {
                 def = def.cluster_scoped();

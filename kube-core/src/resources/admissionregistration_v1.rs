@@ -41,6 +41,7 @@ pub fn definitions() -> Vec<ResourceDef> {
         .cluster_scoped()
         .categories(&["api-extensions"])
         .with_status()
+        .status_metadata(shared::registry::resource::StatusMetadata::Reset)
         .columns(vec![
             Column::func("Validations", "integer", |o| {
                 json!(array_at(o, "spec.validations").len())

@@ -45,6 +45,7 @@ pub fn definitions() -> Vec<ResourceDef> {
             .short_names(&["deploy"])
             .categories(&["all"])
             .with_status()
+            .status_metadata(shared::registry::resource::StatusMetadata::KeepExceptLabels)
             .with_scale()
             .columns(vec![
                 Column::func("Ready", "string", |o| {

@@ -30,6 +30,7 @@ pub fn definitions() -> Vec<ResourceDef> {
             "podcertificaterequests",
         )
         .with_status()
+        .status_metadata(shared::registry::resource::StatusMetadata::Reset)
         .selectable_fields(&["spec.signerName", "spec.podName", "spec.nodeName"])
         .columns(vec![
             Column::path("PodName", "spec.podName"),

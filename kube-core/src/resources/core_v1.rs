@@ -110,6 +110,7 @@ pub fn definitions() -> Vec<ResourceDef> {
             .short_names(&["po"])
             .categories(&["all"])
             .with_status()
+            .status_metadata(shared::registry::resource::StatusMetadata::Reset)
             .with_custom_subresources(super::subresources::pod_subresources())
             .returns_deleted_object()
             .selectable_fields(&[

@@ -70,6 +70,7 @@ pub fn definitions() -> Vec<ResourceDef> {
         ResourceDef::new(G, "v1", "ServiceCIDR", "servicecidrs")
             .cluster_scoped()
             .with_status()
+            .status_metadata(shared::registry::resource::StatusMetadata::Reset)
             .columns(vec![
                 Column::func("CIDRs", "string", |o| {
                     json!(array_at(o, "spec.cidrs")

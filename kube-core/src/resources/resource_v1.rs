@@ -22,6 +22,7 @@ pub fn definitions() -> Vec<ResourceDef> {
             .strategy(SpecStrategy),
         ResourceDef::new(G, "v1", "ResourceClaim", "resourceclaims")
             .with_status()
+            .status_metadata(shared::registry::resource::StatusMetadata::Reset)
             .columns(vec![
                 Column::func("State", "string", |o| json!(resource_claim_state(o))),
                 Column::age(),
@@ -43,6 +44,7 @@ pub fn definitions() -> Vec<ResourceDef> {
         ResourceDef::new(G, "v1", "DeviceTaintRule", "devicetaintrules")
             .cluster_scoped()
             .with_status()
+            .status_metadata(shared::registry::resource::StatusMetadata::Reset)
             .columns(vec![Column::age()])
             .strategy(SpecStrategy),
     ]

@@ -96,6 +96,7 @@ pub fn definitions() -> Vec<ResourceDef> {
         ResourceDef::new(G, "v1", "VolumeAttachment", "volumeattachments")
             .cluster_scoped()
             .with_status()
+            .status_metadata(shared::registry::resource::StatusMetadata::Reset)
             .columns(vec![
                 Column::path("Attacher", "spec.attacher"),
                 Column::path("PV", "spec.source.persistentVolumeName"),

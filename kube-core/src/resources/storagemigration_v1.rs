@@ -19,6 +19,7 @@ pub fn definitions() -> Vec<ResourceDef> {
     )
     .cluster_scoped()
     .with_status()
+    .status_metadata(shared::registry::resource::StatusMetadata::Reset)
     .columns(vec![
         Column::func("Resource", "string", |o| {
             json!(match lookup(o, "spec.resource") {

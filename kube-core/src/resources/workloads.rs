@@ -85,14 +85,6 @@ fn default_job_spec(spec: &mut Map<String, Value>) {
 }
 
 impl Strategy for WorkloadStrategy {
-    fn status_metadata(&self) -> shared::registry::strategy::StatusMetadata {
-        use shared::registry::strategy::StatusMetadata;
-        match self.0 {
-            Kind::Deployment => StatusMetadata::KeepExceptLabels,
-            _ => StatusMetadata::Keep,
-        }
-    }
-
     fn prepare_for_create(&self, obj: &mut Value) {
         if let Value::Object(m) = obj {
             m.insert("status".into(), json!({}));

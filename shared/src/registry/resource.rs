@@ -106,6 +106,9 @@ pub struct ResourceDef {
     /// Whether DELETE answers with the deleted object rather than a Success
     /// Status (upstream's `ReturnDeletedObject`, set for pods).
     pub return_deleted_object: bool,
+    /// Which metadata a `/status` write may change (upstream's status
+    /// strategy of the kind; see [`StatusMetadata`]).
+    pub status_metadata: StatusMetadata,
     /// Whether the Table starts with upstream's `Name` column (true for all
     /// kinds but events, whose printer shows the name only with `-o wide`).
     pub name_column: bool,
@@ -217,6 +220,7 @@ impl ResourceDef {
             columns: vec![],
             dynamic_columns: vec![],
             return_deleted_object: false,
+            status_metadata: StatusMetadata::Keep,
             name_column: true,
             unknown_fields: None,
             custom_subresources: vec![],
@@ -260,6 +264,12 @@ impl ResourceDef {
     /// Adds the status subresource.
     pub fn with_status(mut self) -> Self {
         self.subresources.push(Subresource::Status);
+        self
+    }
+
+    /// Sets which metadata `/status` writes keep (default: all of it).
+    pub fn status_metadata(mut self, policy: StatusMetadata) -> Self {
+        self.status_metadata = policy;
         self
     }
 
@@ -379,4 +389,18 @@ impl ResourceDef {
     pub fn has_subresource(&self, sub: Subresource) -> bool {
         self.subresources.contains(&sub)
     }
+}
+
+/// What a `/status` write keeps of the metadata it sends. Upstream's status
+/// strategies differ by kind: most built-in kinds keep only the old `spec`
+/// and let labels, annotations, finalizers and owner references change
+/// (CronJobs, Services, Ingresses, PVCs ...: `Keep`, the default);
+/// Deployments also keep the old labels (`KeepExceptLabels`); pods, custom
+/// resources and several newer kinds reset all of them
+/// (`ResetObjectMetaForStatus`: `Reset`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StatusMetadata {
+    Keep,
+    KeepExceptLabels,
+    Reset,
 }

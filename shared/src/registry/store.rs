@@ -605,8 +605,8 @@ impl Store {
                         None => m.remove("status"),
                     };
                 }
-                use super::strategy::StatusMetadata;
-                let policy = self.def.strategy.status_metadata();
+                use super::resource::StatusMetadata;
+                let policy = self.def.status_metadata;
                 if let Some(Value::Object(new_meta)) = new.get("metadata") {
                     let keep = meta::meta_mut(&mut merged);
                     let reset: &[&str] = match policy {

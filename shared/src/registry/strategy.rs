@@ -87,12 +87,6 @@ pub trait Strategy: Send + Sync {
     /// `.status` from the old object.
     fn prepare_for_status_update(&self, _new: &mut Value, _old: &Value) {}
 
-    /// Which metadata a `/status` write may change, as the kind's upstream
-    /// status strategy decides (see [`StatusMetadata`]).
-    fn status_metadata(&self) -> StatusMetadata {
-        StatusMetadata::Reset
-    }
-
     /// Validation of a `/status` update (the whole new object is given).
     fn validate_status_update(&self, _new: &Value, _old: &Value) -> Vec<FieldError> {
         Vec::new()
@@ -148,18 +142,4 @@ impl Strategy for SpecStrategy {
     fn tracks_generation(&self) -> bool {
         true
     }
-}
-
-/// What a `/status` write keeps of the metadata it sends. Upstream's status
-/// strategies differ by kind: pods, custom resources and several newer kinds
-/// reset labels, annotations, finalizers and owner references
-/// (`ResetObjectMetaForStatus`: `Reset`, the default); most built-in kinds
-/// only keep the old `spec` and let the metadata change (CronJobs, Jobs,
-/// ReplicaSets ...: `Keep`); Deployments also keep the old labels
-/// (`KeepExceptLabels`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StatusMetadata {
-    Reset,
-    Keep,
-    KeepExceptLabels,
 }

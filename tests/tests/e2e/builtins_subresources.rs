@@ -515,6 +515,23 @@ async fn status_writes_keep_the_metadata_each_kind_allows() {
 
     let svc = r#"{"apiVersion":"v1","kind":"Service","metadata":{"name":"s"},"spec":{"ports":[{"port":80,"targetPort":0}]}}"#;
     c.kubectl_stdin(&["create", "-f", "-"], Some(svc)).await;
+    // A Service keeps the annotations of its status writes (upstream's
+    // service status lifecycle conformance test).
+    let out = c
+        .kubectl_ok(&[
+            "patch",
+            "service",
+            "s",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            r#"{"metadata":{"annotations":{"patchedstatus":"true"}},"status":{"loadBalancer":{"ingress":[{"ip":"203.0.113.1"}]}}}"#,
+            "-o",
+            "json",
+        ])
+        .await;
+    let s: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(s["metadata"]["annotations"]["patchedstatus"], "true", "{s}");
     let tp = c
         .kubectl_ok(&[
             "get",
