@@ -18,7 +18,7 @@ use crate::harness::{expect_status, Auth, TestCluster};
 const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
 
 /// The `k8s\0` + runtime.Unknown envelope upstream's serializer writes.
-fn envelope(api_version: &str, kind: &str, message: &impl prost::Message) -> Vec<u8> {
+pub(crate) fn envelope(api_version: &str, kind: &str, message: &impl prost::Message) -> Vec<u8> {
     let unknown = k8s_pb::apimachinery::pkg::runtime::Unknown {
         type_meta: Some(k8s_pb::apimachinery::pkg::runtime::TypeMeta {
             api_version: Some(api_version.to_owned()),

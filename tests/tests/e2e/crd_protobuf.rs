@@ -18,19 +18,9 @@ use crate::harness::{Auth, TestCluster};
 const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
 const API_VERSION: &str = "apiextensions.k8s.io/v1";
 
+/// A protobuf request body of an apiextensions.k8s.io/v1 kind.
 fn envelope(kind: &str, message: &impl prost::Message) -> Vec<u8> {
-    let unknown = runtime::Unknown {
-        type_meta: Some(runtime::TypeMeta {
-            api_version: Some(API_VERSION.to_owned()),
-            kind: Some(kind.to_owned()),
-        }),
-        raw: Some(message.encode_to_vec()),
-        content_encoding: Some(String::new()),
-        content_type: Some(String::new()),
-    };
-    let mut out = b"k8s\0".to_vec();
-    out.extend_from_slice(&unknown.encode_to_vec());
-    out
+    crate::client_go_writes::envelope(API_VERSION, kind, message)
 }
 
 /// The `raw` of a protobuf response of the given kind.
