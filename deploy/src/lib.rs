@@ -48,7 +48,7 @@ mod process;
 pub use cluster::{tier_args, Cluster, ClusterConfig, ExitedProcess, ExtraArgs, Tier};
 pub use kubeconfig::write_kubeconfig;
 pub use pki::Pki;
-pub use ports::Ports;
+pub use ports::{free_port, Ports};
 pub use process::{probe_etcd, probe_https_ready};
 
 use std::path::PathBuf;

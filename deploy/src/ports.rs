@@ -37,18 +37,14 @@ impl Ports {
 
     /// Picks five distinct ports that are currently free on 127.0.0.1.
     ///
-    /// The ports are only reserved while this function runs, so another
-    /// process may grab one before the cluster binds it; this is good enough
-    /// for tests running side by side.
+    /// The ports come from below the kernel's ephemeral range (see
+    /// [`free_port`]), so no outgoing connection can take one before the
+    /// cluster binds it.
     pub fn free() -> std::io::Result<Self> {
-        // Hold all listeners at once so the kernel hands out distinct ports.
-        let listeners = (0..5)
-            .map(|_| TcpListener::bind((Ipv4Addr::LOCALHOST, 0)))
-            .collect::<std::io::Result<Vec<_>>>()?;
-        let ports = listeners
-            .iter()
-            .map(|l| l.local_addr().map(|a| a.port()))
-            .collect::<std::io::Result<Vec<_>>>()?;
+        let mut ports = [0u16; 5];
+        for i in 0..ports.len() {
+            ports[i] = free_port_excluding(&ports[..i])?;
+        }
         Ok(Ports {
             aggregator: ports[0],
             kube_core: ports[1],
@@ -81,6 +77,54 @@ impl Ports {
         }
         Ok(())
     }
+}
+
+/// A port that is free on 127.0.0.1 now and that the kernel will not hand
+/// out as the source port of an outgoing connection.
+///
+/// Asking the kernel for port 0 returns a port from its ephemeral range
+/// (`net.ipv4.ip_local_port_range`, usually 32768-60999), the same range it
+/// draws source ports from: between releasing such a port and a server
+/// binding it, any client connection on the machine (a test's etcd client,
+/// a readiness probe) may take it, and the server fails with "address in
+/// use". Ports below that range are only ever taken by an explicit bind, so
+/// this walks them from a per-process random start and returns the first one
+/// that binds. A process-wide cursor keeps concurrent callers in one test
+/// binary from receiving the same port.
+pub fn free_port() -> std::io::Result<u16> {
+    free_port_excluding(&[])
+}
+
+fn free_port_excluding(taken: &[u16]) -> std::io::Result<u16> {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::sync::OnceLock;
+
+    const LOWEST: u32 = 15000;
+    static CURSOR: OnceLock<AtomicU32> = OnceLock::new();
+    let highest = ephemeral_range_start().saturating_sub(1).max(LOWEST + 1000);
+    let span = highest - LOWEST;
+    let cursor = CURSOR.get_or_init(|| AtomicU32::new(rand::random::<u32>() % span));
+    for _ in 0..span {
+        let port = (LOWEST + cursor.fetch_add(1, Ordering::Relaxed) % span) as u16;
+        if taken.contains(&port) {
+            continue;
+        }
+        if TcpListener::bind((Ipv4Addr::LOCALHOST, port)).is_ok() {
+            return Ok(port);
+        }
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::AddrInUse,
+        "no free loopback port below the ephemeral range",
+    ))
+}
+
+/// The first port of the kernel's ephemeral range (32768 when unknown).
+fn ephemeral_range_start() -> u32 {
+    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(32768)
 }
 
 /// Fails if `port` cannot be bound on 127.0.0.1 right now.
@@ -140,5 +184,15 @@ mod tests {
         let mut p = Ports::free().unwrap();
         p.extensions = p.kube_core;
         assert!(p.ensure_available().is_err());
+    }
+
+    #[test]
+    fn free_ports_avoid_the_ephemeral_range() {
+        let start = ephemeral_range_start();
+        let p = Ports::free().unwrap();
+        for (name, port) in p.named() {
+            assert!(u32::from(port) < start, "{name} {port} >= {start}");
+        }
+        assert_ne!(free_port().unwrap(), free_port().unwrap());
     }
 }

@@ -12,10 +12,29 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
-/// A free loopback port (bound once and released).
+/// A free loopback port below the kernel's ephemeral range (15000-32767),
+/// so no outgoing connection can take it between this check and etcd's
+/// bind; a process-wide cursor from a random start keeps parallel tests
+/// apart. (`deploy::free_port` does the same for the cluster's tests.)
 pub(crate) fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
-    listener.local_addr().expect("local addr").port()
+    const LOWEST: u32 = 15000;
+    const SPAN: u32 = 32768 - LOWEST;
+    static CURSOR: std::sync::OnceLock<AtomicU64> = std::sync::OnceLock::new();
+    let cursor = CURSOR.get_or_init(|| {
+        let seed = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0)
+            ^ std::process::id();
+        AtomicU64::new(u64::from(seed))
+    });
+    for _ in 0..SPAN {
+        let port = (LOWEST + (cursor.fetch_add(1, Ordering::Relaxed) % u64::from(SPAN)) as u32) as u16;
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free loopback port below the ephemeral range");
 }
 
 pub(crate) struct TestEtcd {

@@ -18,10 +18,7 @@ pub(crate) struct AddOn {
 }
 
 pub(crate) fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free port")
+    deploy::free_port().expect("a free loopback port")
 }
 
 /// The add-on's own identity, as deploy/manifests/metrics-server.yaml

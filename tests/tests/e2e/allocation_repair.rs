@@ -20,10 +20,7 @@ const NODE_PORTS: &str = "/registry/ranges/servicenodeports";
 /// A kube-core replica whose repair loops run every second.
 fn repairing_kube_core(c: &TestCluster) -> tokio::process::Child {
     let mut ports = c.cluster.ports();
-    ports.kube_core = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free port");
+    ports.kube_core = deploy::free_port().expect("free port");
     let args = deploy::tier_args(
         deploy::Tier::KubeCore,
         c.cluster.pki(),

@@ -30,10 +30,7 @@ fn control_plane_bin() -> Option<PathBuf> {
 }
 
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free loopback port")
+    deploy::free_port().expect("a free loopback port")
 }
 
 /// One upstream process, its output in `log`; killed on drop.

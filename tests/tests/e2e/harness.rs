@@ -201,12 +201,7 @@ impl TestCluster {
     /// Starts one more kube-core against the cluster's etcd, on `port` or a
     /// free one (a second replica, as operators run them).
     pub fn extra_kube_core(&self, port: Option<u16>) -> (tokio::process::Child, u16) {
-        let port = port.unwrap_or_else(|| {
-            std::net::TcpListener::bind("127.0.0.1:0")
-                .and_then(|l| l.local_addr())
-                .map(|a| a.port())
-                .expect("free port")
-        });
+        let port = port.unwrap_or_else(|| deploy::free_port().expect("free port"));
         let mut ports = self.cluster.ports();
         ports.kube_core = port;
         let args = deploy::tier_args(deploy::Tier::KubeCore, self.cluster.pki(), &ports, &[]);
