@@ -41,6 +41,8 @@ pub struct Controller {
     openapi: Arc<crate::openapi::OpenApi>,
     /// Set after the first complete pass (readiness).
     synced: Arc<std::sync::atomic::AtomicBool>,
+    /// The admission chain of every custom resource's store.
+    admission: shared::admission::AdmissionChain,
 }
 
 fn names_of(crd_obj: &Value) -> Value {
@@ -60,6 +62,7 @@ impl Controller {
         prefix: &str,
         openapi: Arc<crate::openapi::OpenApi>,
         synced: Arc<std::sync::atomic::AtomicBool>,
+        admission: shared::admission::AdmissionChain,
     ) -> Arc<Self> {
         Arc::new(Controller {
             api,
@@ -70,6 +73,7 @@ impl Controller {
             wake: Notify::new(),
             openapi,
             synced,
+            admission,
         })
     }
 
@@ -133,6 +137,7 @@ impl Controller {
             }
         }
         let mut serving = Vec::new();
+        let mut newly_established = Vec::new();
         for obj in all {
             let group = crd::spec_str(&obj, &["group"]).to_string();
             let wanted = names_of(&obj);
@@ -181,6 +186,17 @@ impl Controller {
                     "not all names are accepted",
                 );
             }
+            // A CRD that becomes Established is served before its
+            // condition says so: whoever reacts to the condition (the
+            // aggregator's discovery, `kubectl wait`) finds it routed.
+            if conditions::is_true(&new, "Established")
+                && !conditions::is_true(&obj, "Established")
+                && !meta::is_deleting(&obj)
+            {
+                serving.push(new.clone());
+                newly_established.push(new);
+                continue;
+            }
             let mut current = obj;
             if new.get("status") != current.get("status") {
                 let name = meta::name(&new).to_string();
@@ -211,6 +227,24 @@ impl Controller {
         }
         self.rebuild_routes(&serving);
         self.openapi.set_crds(serving);
+        for new in newly_established {
+            let name = meta::name(&new).to_string();
+            if let Err(e) = self
+                .crds
+                .update(
+                    "",
+                    &name,
+                    Some(Subresource::Status),
+                    UpdateKind::Replace(new),
+                    &WriteContext::default(),
+                )
+                .await
+            {
+                // The next pass writes it (the CRD is already served).
+                tracing::debug!(crd = %name, error = %e.message, "updating CRD status");
+                self.wake.notify_one();
+            }
+        }
         Ok(())
     }
 
@@ -223,7 +257,7 @@ impl Controller {
             return;
         }
         let name = meta::name(crd_obj).to_string();
-        let stores = serving::stores_for(crd_obj, &self.storage, &self.prefix);
+        let stores = serving::stores_for(crd_obj, &self.storage, &self.prefix, &self.admission);
         let mut remaining = 0;
         if let Some(store) = stores.first().map(|s| &s.store) {
             let ctx = WriteContext::default();
@@ -318,7 +352,7 @@ impl Controller {
             );
             let stale = cache.get(&uid).is_none_or(|(k, _)| *k != key);
             if stale {
-                let stores = serving::stores_for(obj, &self.storage, &self.prefix);
+                let stores = serving::stores_for(obj, &self.storage, &self.prefix, &self.admission);
                 cache.insert(uid.clone(), (key, stores));
             }
             if let Some((_, stores)) = cache.get(&uid) {

@@ -42,6 +42,8 @@ struct Options {
     etcd: EtcdOptions,
     #[command(flatten)]
     generic: GenericOptions,
+    #[command(flatten)]
+    admission: shared::admission::plugins::AdmissionOptions,
 }
 
 #[tokio::main]
@@ -52,6 +54,7 @@ async fn main() -> anyhow::Result<()> {
         .await
         .map_err(|e| anyhow::anyhow!("configuring etcd client: {e}"))?;
     let prefix = opts.etcd.etcd_prefix.trim_end_matches('/').to_string();
+    let admission = custom_resource_admission(&opts.admission, &storage, &prefix)?;
     let crds = Store::new(
         crd::definition(),
         storage.clone(),
@@ -93,8 +96,16 @@ async fn main() -> anyhow::Result<()> {
         Arc::new(move |req| Box::pin(published.clone().serve_v2(req))),
     );
     let api = Arc::new(api);
-    controller::Controller::new(api.clone(), crds, storage.clone(), &prefix, openapi, synced)
-        .spawn();
+    controller::Controller::new(
+        api.clone(),
+        crds,
+        storage.clone(),
+        &prefix,
+        openapi,
+        synced,
+        admission,
+    )
+    .spawn();
     shared::server::run(
         shared::server::ServerConfig {
             name: "kube-extensions-apiserver",
@@ -125,4 +136,19 @@ async fn main() -> anyhow::Result<()> {
         api,
     )
     .await
+}
+
+/// The admission chain of custom resources: the enabled plugins that apply
+/// to them, in upstream's order.
+fn custom_resource_admission(
+    options: &shared::admission::plugins::AdmissionOptions,
+    storage: &EtcdStorage,
+    prefix: &str,
+) -> anyhow::Result<AdmissionChain> {
+    let available: Vec<Arc<dyn shared::admission::AdmissionPlugin>> = vec![Arc::new(
+        shared::admission::namespace_lifecycle::NamespaceLifecycle::new(storage.clone(), prefix),
+    )];
+    let (plugins, _built_in_only) = shared::admission::plugins::ordered(options, available)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(AdmissionChain::new(plugins))
 }

@@ -167,6 +167,7 @@ async fn handle(
                 .and_then(|v| v.to_str().ok()),
         ),
         applying: false,
+        warnings: Default::default(),
     };
     let ct = req
         .headers()

@@ -279,7 +279,12 @@ impl Served {
 }
 
 /// What is compiled once per CRD generation: the stores of its served versions.
-pub fn stores_for(crd_obj: &Value, storage: &EtcdStorage, prefix: &str) -> Vec<Served> {
+pub fn stores_for(
+    crd_obj: &Value,
+    storage: &EtcdStorage,
+    prefix: &str,
+    admission: &AdmissionChain,
+) -> Vec<Served> {
     let group = crd::spec_str(crd_obj, &["group"]).to_string();
     let names = crd_obj
         .get("status")
@@ -391,7 +396,7 @@ pub fn stores_for(crd_obj: &Value, storage: &EtcdStorage, prefix: &str) -> Vec<S
                 def = def.with_subresource(Subresource::Scale);
             }
             Served {
-                store: Store::new(def, storage.clone(), prefix, AdmissionChain::default()),
+                store: Store::new(def, storage.clone(), prefix, admission.clone()),
                 schema,
                 scale,
                 terminating: shared::registry::meta::is_deleting(crd_obj),

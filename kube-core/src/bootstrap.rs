@@ -40,6 +40,52 @@ pub async fn ensure_system_namespaces(groups: Arc<GroupSet>, done: Arc<AtomicBoo
     }
 }
 
+/// The PriorityClasses every cluster has (upstream's
+/// `scheduling/bootstrap-system-priority-classes` hook): critical system
+/// pods name them, and the Priority admission plugin resolves them.
+pub const SYSTEM_PRIORITY_CLASSES: &[(&str, i64, &str)] = &[
+    (
+        "system-node-critical",
+        2_000_001_000,
+        "Used for system critical pods that must not be moved from their current node.",
+    ),
+    (
+        "system-cluster-critical",
+        2_000_000_000,
+        "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.",
+    ),
+];
+
+/// Creates the system PriorityClasses, retrying until etcd answers.
+pub async fn ensure_system_priority_classes(groups: Arc<GroupSet>) {
+    let Some(classes) = groups
+        .lookup("scheduling.k8s.io", "v1", "priorityclasses")
+        .cloned()
+    else {
+        return;
+    };
+    let ctx = WriteContext::default();
+    loop {
+        let mut all_ok = true;
+        for (name, value, description) in SYSTEM_PRIORITY_CLASSES {
+            let obj = json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                "metadata": {"name": name}, "value": value, "description": description});
+            match classes.create("", obj, &ctx).await {
+                Ok(_) => tracing::info!(priority_class = name, "created system priority class"),
+                Err(e) if e.code == 409 => {}
+                Err(e) => {
+                    tracing::warn!(priority_class = name, error = %e, "could not create system priority class; retrying");
+                    all_ok = false;
+                }
+            }
+        }
+        if all_ok {
+            return;
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
 /// Name of the ConfigMap (in `kube-system`) through which aggregated API
 /// servers learn whom to trust, as upstream's `clusterauthenticationtrust`
 /// controller publishes it.

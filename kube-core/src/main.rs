@@ -39,6 +39,8 @@ struct Options {
     etcd: EtcdOptions,
     #[command(flatten)]
     generic: GenericOptions,
+    #[command(flatten)]
+    admission: shared::admission::plugins::AdmissionOptions,
     /// CIDR range from which ClusterIPs are assigned to Services.
     #[arg(long, default_value = "10.96.0.0/12")]
     service_cluster_ip_range: String,
@@ -98,14 +100,21 @@ async fn main() -> anyhow::Result<()> {
         .await
         .map_err(|e| anyhow::anyhow!("configuring etcd client: {e}"))?;
     let prefix = opts.etcd.etcd_prefix.trim_end_matches('/').to_string();
-    let namespace_lifecycle = Arc::new(admission::namespace_lifecycle::NamespaceLifecycle {
-        storage: storage.clone(),
-        prefix: prefix.clone(),
-        namespaces: Default::default(),
-    });
+    let namespace_lifecycle = Arc::new(
+        shared::admission::namespace_lifecycle::NamespaceLifecycle::new(storage.clone(), &prefix),
+    );
     let (authorizer, rbac_authorizer) = build_authorizer(&opts.authorization_mode)?;
-    let mut plugins: Vec<Arc<dyn shared::admission::AdmissionPlugin>> =
-        vec![namespace_lifecycle.clone()];
+    let built_in = admission::BuiltInPlugins::new();
+    let (mut plugins, unimplemented) = shared::admission::plugins::ordered(
+        &opts.admission,
+        built_in.all(namespace_lifecycle.clone()),
+    )
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
+    if !unimplemented.is_empty() {
+        tracing::info!(plugins = ?unimplemented, "enabled admission plugins this server does not implement yet");
+    }
+    // RBAC's escalation check belongs to the RBAC storage, as upstream's,
+    // after admission.
     if let Some(rbac) = &rbac_authorizer {
         plugins.push(Arc::new(rbac::escalation::RbacEscalation {
             rbac: rbac.clone(),
@@ -152,6 +161,7 @@ async fn main() -> anyhow::Result<()> {
     if opts.watch_cache {
         groups.enable_watch_caches(opts.watch_cache_max_bytes_per_resource);
     }
+    built_in.objects().set_stores(&groups, admission::READS);
     if let Some(namespaces) = groups.lookup("", "v1", "namespaces") {
         let _ = namespace_lifecycle.namespaces.set(namespaces.clone());
     }
@@ -178,6 +188,8 @@ async fn main() -> anyhow::Result<()> {
         bootstrapped.clone(),
     ));
     tokio::spawn(controllers::namespace::run(api.groups()));
+    tokio::spawn(controllers::service_accounts::run(api.groups()));
+    tokio::spawn(bootstrap::ensure_system_priority_classes(api.groups()));
     let policy_written = Arc::new(AtomicBool::new(false));
     tokio::spawn(rbac::ensure_bootstrap_policy(
         api.groups(),

@@ -26,6 +26,7 @@ pub mod filters;
 pub mod openapi;
 pub mod protobuf;
 pub mod proxy;
+pub mod quantity;
 pub mod registry;
 pub mod schema;
 pub mod selection;

@@ -1,3 +1,79 @@
-//! kube-core's admission plugins.
+//! kube-core's admission plugins: upstream's default-on plugins for the
+//! built-in kinds, one per file, each under upstream's name. The chain they
+//! form (with NamespaceLifecycle from the library) is chosen by
+//! `--enable-admission-plugins` / `--disable-admission-plugins`; see
+//! [`shared::admission::plugins`].
 
-pub mod namespace_lifecycle;
+pub mod default_toleration_seconds;
+pub mod limit_ranger;
+pub mod priority;
+pub mod resource_quota;
+pub mod runtime_class;
+pub mod service_account;
+
+use std::sync::Arc;
+
+use shared::admission::objects::ObjectReader;
+use shared::admission::{AdmissionPlugin, Attributes};
+use shared::endpoints::status::ApiError;
+
+/// The objects kube-core's plugins read, as `(group, version, resource)`.
+pub const READS: &[(&str, &str, &str)] = &[
+    ("", "v1", "serviceaccounts"),
+    ("", "v1", "limitranges"),
+    ("", "v1", "resourcequotas"),
+    ("scheduling.k8s.io", "v1", "priorityclasses"),
+    ("node.k8s.io", "v1", "runtimeclasses"),
+];
+
+/// Upstream's `admission.NewForbidden`: 403 on the object being admitted.
+pub fn forbidden(attrs: &Attributes<'_>, why: &str) -> ApiError {
+    ApiError::forbidden(attrs.resource.group_resource(), attrs.name, why)
+}
+
+/// kube-core's plugins and the reader they share.
+pub struct BuiltInPlugins {
+    objects: Arc<ObjectReader>,
+}
+
+impl BuiltInPlugins {
+    /// Plugins reading through one [`ObjectReader`], whose stores are set
+    /// with [`BuiltInPlugins::objects`] once the API groups exist.
+    pub fn new() -> Self {
+        BuiltInPlugins {
+            objects: Arc::new(ObjectReader::default()),
+        }
+    }
+
+    /// The reader the plugins consult.
+    pub fn objects(&self) -> &Arc<ObjectReader> {
+        &self.objects
+    }
+
+    /// Every plugin kube-core implements (order is decided by the chain).
+    pub fn all(
+        &self,
+        namespace_lifecycle: Arc<shared::admission::namespace_lifecycle::NamespaceLifecycle>,
+    ) -> Vec<Arc<dyn AdmissionPlugin>> {
+        let objects = &self.objects;
+        vec![
+            namespace_lifecycle,
+            Arc::new(limit_ranger::LimitRanger {
+                objects: objects.clone(),
+            }),
+            Arc::new(service_account::ServiceAccount {
+                objects: objects.clone(),
+            }),
+            Arc::new(priority::Priority {
+                objects: objects.clone(),
+            }),
+            Arc::new(default_toleration_seconds::DefaultTolerationSeconds),
+            Arc::new(runtime_class::RuntimeClass {
+                objects: objects.clone(),
+            }),
+            Arc::new(resource_quota::ResourceQuota {
+                objects: objects.clone(),
+            }),
+        ]
+    }
+}

@@ -171,7 +171,13 @@ impl RbacEscalation {
 }
 
 impl AdmissionPlugin for RbacEscalation {
-    fn admit<'a>(&'a self, a: &'a Attributes<'a>) -> BoxFuture<'a, Result<(), ApiError>> {
+    /// Not an upstream admission plugin: upstream checks escalation in the
+    /// RBAC storage; here it runs after the admission chain.
+    fn name(&self) -> &'static str {
+        "RBACEscalation"
+    }
+
+    fn validate<'a>(&'a self, a: &'a Attributes<'a>) -> BoxFuture<'a, Result<(), ApiError>> {
         Box::pin(async move {
             if a.resource.group != GROUP
                 || a.operation == Operation::Delete

@@ -63,26 +63,17 @@ impl Strategy for PodStrategy {
         if let Value::Object(m) = obj {
             let spec = m.entry("spec").or_insert_with(|| json!({}));
             default_pod_spec(spec);
+            // The deprecated `serviceAccount` mirrors `serviceAccountName`
+            // (the ServiceAccount admission plugin defaults the name,
+            // Priority the priority, DefaultTolerationSeconds the
+            // tolerations).
             if let Value::Object(s) = spec {
-                let sa = s
+                if let Some(sa) = s
                     .get("serviceAccountName")
-                    .and_then(Value::as_str)
-                    .filter(|n| !n.is_empty())
-                    .unwrap_or("default")
-                    .to_string();
-                s.insert("serviceAccountName".into(), json!(sa));
-                s.insert("serviceAccount".into(), json!(sa));
-                s.entry("priority").or_insert(json!(0));
-                s.entry("preemptionPolicy")
-                    .or_insert(json!("PreemptLowerPriority"));
-                if !s.contains_key("tolerations") {
-                    s.insert(
-                        "tolerations".into(),
-                        json!([
-                            {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
-                            {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
-                        ]),
-                    );
+                    .filter(|n| n.as_str().is_some_and(|n| !n.is_empty()))
+                    .cloned()
+                {
+                    s.insert("serviceAccount".into(), sa);
                 }
             }
             m.insert(
@@ -434,5 +425,72 @@ mod tests {
         assert_eq!(qos_class(&g), "Guaranteed");
         let b = json!({"containers": [{"resources": {"requests": {"cpu": "1"}}}]});
         assert_eq!(qos_class(&b), "Burstable");
+    }
+}
+
+/// LimitRanges: upstream's defaults of their Container items.
+pub struct LimitRangeStrategy;
+
+impl Strategy for LimitRangeStrategy {
+    fn prepare_for_create(&self, obj: &mut Value) {
+        default_limit_range(obj);
+    }
+
+    fn prepare_for_update(&self, new: &mut Value, _old: &Value) {
+        default_limit_range(new);
+    }
+}
+
+/// Upstream's defaults of a LimitRange's Container items: a missing
+/// default limit is the max, a missing default request the default limit,
+/// else the min.
+pub fn default_limit_range(obj: &mut Value) {
+    let Some(limits) = obj
+        .pointer_mut("/spec/limits")
+        .and_then(Value::as_array_mut)
+    else {
+        return;
+    };
+    for item in limits.iter_mut().filter_map(Value::as_object_mut) {
+        if item.get("type").and_then(Value::as_str) != Some("Container") {
+            continue;
+        }
+        let max = item.get("max").cloned();
+        let min = item.get("min").cloned();
+        let mut default = item
+            .get("default")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        for (k, v) in max
+            .as_ref()
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            default.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+        let mut request = item
+            .get("defaultRequest")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        for (k, v) in &default {
+            request.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+        for (k, v) in min
+            .as_ref()
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            request.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+        if !default.is_empty() {
+            item.insert("default".into(), Value::Object(default));
+        }
+        if !request.is_empty() {
+            item.insert("defaultRequest".into(), Value::Object(request));
+        }
     }
 }

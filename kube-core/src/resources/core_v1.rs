@@ -59,7 +59,9 @@ pub fn definitions() -> Vec<ResourceDef> {
             .without_name_column()
             .columns(event_columns())
             .strategy(super::event_validation::EventStrategy { strict: false }),
-        ResourceDef::new("", "v1", "LimitRange", "limitranges").short_names(&["limits"]),
+        ResourceDef::new("", "v1", "LimitRange", "limitranges")
+            .short_names(&["limits"])
+            .strategy(super::core_strategies::LimitRangeStrategy),
         ResourceDef::new("", "v1", "Namespace", "namespaces")
             .cluster_scoped()
             .short_names(&["ns"])

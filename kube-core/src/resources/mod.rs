@@ -15,7 +15,7 @@ mod batch_v1;
 mod certificates_v1;
 mod columns;
 mod coordination_v1;
-mod core_strategies;
+pub(crate) mod core_strategies;
 mod core_v1;
 mod discovery_v1;
 mod event_validation;

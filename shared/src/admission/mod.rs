@@ -1,10 +1,29 @@
-//! Admission: plugins that see every write after defaulting and before
-//! validation and storage, in the tier that owns the storage.
+//! Admission: plugins that see every write in the tier that owns the
+//! storage, as upstream's `k8s.io/apiserver/pkg/admission`.
 //!
-//! Plugins are run in order by the generic store; the first error rejects the
-//! request with that error's Status.
+//! A write meets admission in two phases, as upstream's:
+//!
+//! 1. **mutating**: after defaulting and before the kind's strategy
+//!    validates, every plugin's [`AdmissionPlugin::mutate`] runs in chain
+//!    order and may change the object (ServiceAccount adds the token volume,
+//!    LimitRanger the default resources, a mutating webhook its patch);
+//! 2. **validating**: after validation and right before the write, every
+//!    plugin's [`AdmissionPlugin::validate`] runs in chain order and may only
+//!    accept or reject (ResourceQuota charges the quota here, last).
+//!
+//! The first error rejects the request with that error's `Status`. Dry-run
+//! writes run both phases; a plugin with side effects (quota) skips them
+//! when [`Attributes::dry_run`] is set.
+//!
+//! Plugins carry upstream's names; [`plugins::ordered`] builds a tier's
+//! chain in upstream's order from `--enable-admission-plugins` and
+//! `--disable-admission-plugins`.
 
-use std::sync::Arc;
+pub mod namespace_lifecycle;
+pub mod objects;
+pub mod plugins;
+
+use std::sync::{Arc, Mutex};
 
 use futures_util::future::BoxFuture;
 use serde_json::Value;
@@ -13,18 +32,57 @@ use crate::authentication::UserInfo;
 use crate::endpoints::status::ApiError;
 use crate::registry::resource::ResourceDef;
 
-/// The kind of write.
+/// The kind of write, as upstream's `admission.Operation`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Operation {
     Create,
     Update,
     Delete,
+    Connect,
+}
+
+impl Operation {
+    /// The name in `AdmissionReview` and in webhook rules (`CREATE`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Operation::Create => "CREATE",
+            Operation::Update => "UPDATE",
+            Operation::Delete => "DELETE",
+            Operation::Connect => "CONNECT",
+        }
+    }
+}
+
+/// Warnings collected during one request, returned as `Warning` headers.
+#[derive(Default, Debug)]
+pub struct Warnings(Mutex<Vec<String>>);
+
+impl Warnings {
+    /// Adds one warning (duplicates are sent once).
+    pub fn add(&self, text: impl Into<String>) {
+        let text = text.into();
+        if let Ok(mut w) = self.0.lock() {
+            if !w.contains(&text) {
+                w.push(text);
+            }
+        }
+    }
+
+    /// The warnings so far, in the order they were added.
+    pub fn to_vec(&self) -> Vec<String> {
+        self.0.lock().map(|w| w.clone()).unwrap_or_default()
+    }
 }
 
 /// What a plugin sees of a write.
+///
+/// In the mutating phase `object` is `None` and the object is passed to
+/// [`AdmissionPlugin::mutate`] by mutable reference; in the validating phase
+/// it is the object about to be stored (`None` for deletes).
 pub struct Attributes<'a> {
     pub operation: Operation,
     pub resource: &'a ResourceDef,
+    /// `""` for the main resource, else `status`, `scale`, `binding`, ...
     pub subresource: &'a str,
     pub namespace: &'a str,
     pub name: &'a str,
@@ -32,12 +90,48 @@ pub struct Attributes<'a> {
     pub old_object: Option<&'a Value>,
     pub user: Option<&'a UserInfo>,
     pub dry_run: bool,
+    /// Where plugins leave warnings for the client.
+    pub warnings: Option<&'a Warnings>,
 }
 
-/// One admission plugin.
+impl Attributes<'_> {
+    /// Leaves a warning for the client (a `Warning` header).
+    pub fn warn(&self, text: impl Into<String>) {
+        if let Some(w) = self.warnings {
+            w.add(text);
+        }
+    }
+
+    /// Whether this is a write of `group`/`resource` itself (no subresource).
+    pub fn is(&self, group: &str, resource: &str) -> bool {
+        self.resource.group == group && self.resource.resource == resource
+    }
+}
+
+/// One admission plugin. Both phases default to accepting.
 pub trait AdmissionPlugin: Send + Sync {
-    /// Accepts or rejects the write.
-    fn admit<'a>(&'a self, attrs: &'a Attributes<'a>) -> BoxFuture<'a, Result<(), ApiError>>;
+    /// Upstream's name of the plugin (`LimitRanger`, `ResourceQuota`, ...).
+    fn name(&self) -> &'static str;
+
+    /// The mutating phase: may change `obj` (`None` for deletes) and says
+    /// whether it did, so that the store re-applies defaults only then.
+    fn mutate<'a>(
+        &'a self,
+        _attrs: &'a Attributes<'a>,
+        _obj: Option<&'a mut Value>,
+    ) -> BoxFuture<'a, Result<bool, ApiError>> {
+        Box::pin(std::future::ready(Ok(false)))
+    }
+
+    /// The validating phase: accepts or rejects the write.
+    fn validate<'a>(&'a self, _attrs: &'a Attributes<'a>) -> BoxFuture<'a, Result<(), ApiError>> {
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    /// Whether the plugin has a mutating phase.
+    fn mutates(&self) -> bool {
+        false
+    }
 }
 
 /// The ordered plugin chain of a server.
@@ -52,10 +146,34 @@ impl AdmissionChain {
         AdmissionChain { plugins }
     }
 
-    /// Runs every plugin; the first rejection wins.
-    pub async fn admit(&self, attrs: &Attributes<'_>) -> Result<(), ApiError> {
+    /// The names of the plugins, in order.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.plugins.iter().map(|p| p.name()).collect()
+    }
+
+    /// Whether any plugin has a mutating phase.
+    pub fn mutates(&self) -> bool {
+        self.plugins.iter().any(|p| p.mutates())
+    }
+
+    /// Runs every plugin's mutating phase; the first rejection wins.
+    /// Returns whether the object changed.
+    pub async fn mutate(
+        &self,
+        attrs: &Attributes<'_>,
+        mut obj: Option<&mut Value>,
+    ) -> Result<bool, ApiError> {
+        let mut changed = false;
+        for p in self.plugins.iter().filter(|p| p.mutates()) {
+            changed |= p.mutate(attrs, obj.as_deref_mut()).await?;
+        }
+        Ok(changed)
+    }
+
+    /// Runs every plugin's validating phase; the first rejection wins.
+    pub async fn validate(&self, attrs: &Attributes<'_>) -> Result<(), ApiError> {
         for p in &self.plugins {
-            p.admit(attrs).await?;
+            p.validate(attrs).await?;
         }
         Ok(())
     }

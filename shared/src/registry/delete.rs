@@ -120,8 +120,10 @@ impl Store {
                 old_object: Some(&obj),
                 user: ctx.user.as_ref(),
                 dry_run: ctx.dry_run,
+                warnings: Some(&ctx.warnings),
             };
-            self.admission.admit(&attrs).await?;
+            self.admission.mutate(&attrs, None).await?;
+            self.admission.validate(&attrs).await?;
 
             let gc_finalizers_changed =
                 apply_propagation_policy(&mut obj, opts.propagation_policy.as_deref());

@@ -40,6 +40,8 @@ pub struct WriteContext {
     /// The write is a server-side apply whose object already carries its
     /// `managedFields` (see [`crate::fieldmanager::apply`]).
     pub applying: bool,
+    /// Warnings admission leaves for the client (`Warning` headers).
+    pub warnings: Arc<crate::admission::Warnings>,
 }
 
 pub use super::delete::{DeleteOptions, DeleteOutcome};
@@ -317,6 +319,27 @@ impl Store {
                 ctx.field_manager.as_deref(),
             );
         }
+        // Mutating admission sees the defaulted object; what it changes is
+        // defaulted again (a webhook's patch, LimitRanger's resources feed
+        // the pod's QoS class).
+        let name_for_admission = meta::name(&obj).to_string();
+        let attrs = Attributes {
+            operation: Operation::Create,
+            resource: &self.def,
+            subresource: "",
+            namespace,
+            name: &name_for_admission,
+            object: None,
+            old_object: None,
+            user: ctx.user.as_ref(),
+            dry_run: ctx.dry_run,
+            warnings: Some(&ctx.warnings),
+        };
+        if self.admission.mutate(&attrs, Some(&mut obj)).await? {
+            self.reconcile_namespace(&mut obj, namespace)?;
+            self.set_type_meta(&mut obj);
+            self.def.strategy.prepare_for_create(&mut obj);
+        }
 
         let attempts = if generate { GENERATE_NAME_ATTEMPTS } else { 1 };
         for attempt in 0..attempts {
@@ -353,8 +376,9 @@ impl Store {
                     old_object: None,
                     user: ctx.user.as_ref(),
                     dry_run: ctx.dry_run,
+                    warnings: Some(&ctx.warnings),
                 };
-                self.admission.admit(&attrs).await?;
+                self.admission.validate(&attrs).await?;
             }
             if ctx.dry_run {
                 return Ok(obj);
@@ -471,6 +495,25 @@ impl Store {
                     ctx.field_manager.as_deref(),
                 );
             }
+            let subresource_name = subresource.map(Subresource::name).unwrap_or("");
+            let attrs = Attributes {
+                operation: Operation::Update,
+                resource: &self.def,
+                subresource: subresource_name,
+                namespace,
+                name,
+                object: None,
+                old_object: Some(&old),
+                user: ctx.user.as_ref(),
+                dry_run: ctx.dry_run,
+                warnings: Some(&ctx.warnings),
+            };
+            if self.admission.mutate(&attrs, Some(&mut new)).await? {
+                meta::set(&mut new, "name", Value::String(name.to_string()));
+                self.reconcile_namespace(&mut new, namespace)?;
+                self.set_type_meta(&mut new);
+                self.prepare_update(&mut new, &old, subresource);
+            }
 
             let mut errors = validate_object_meta_update(
                 new.get("metadata").unwrap_or(&Value::Null),
@@ -492,15 +535,16 @@ impl Store {
             let attrs = Attributes {
                 operation: Operation::Update,
                 resource: &self.def,
-                subresource: subresource.map(Subresource::name).unwrap_or(""),
+                subresource: subresource_name,
                 namespace,
                 name,
                 object: Some(&new),
                 old_object: Some(&old),
                 user: ctx.user.as_ref(),
                 dry_run: ctx.dry_run,
+                warnings: Some(&ctx.warnings),
             };
-            self.admission.admit(&attrs).await?;
+            self.admission.validate(&attrs).await?;
 
             meta::set(
                 &mut new,
@@ -699,8 +743,8 @@ pub(crate) fn grace_elapsed(obj: &Value) -> bool {
 }
 
 /// Five characters from upstream's generateName alphabet (no vowels, no
-/// look-alikes).
-fn random_suffix() -> String {
+/// look-alikes), as `generateName` and generated volume names use.
+pub fn random_suffix() -> String {
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
     use rand::Rng;
     let mut rng = rand::rng();

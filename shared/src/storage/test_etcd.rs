@@ -29,7 +29,8 @@ pub(crate) fn free_port() -> u16 {
         AtomicU64::new(u64::from(seed))
     });
     for _ in 0..SPAN {
-        let port = (LOWEST + (cursor.fetch_add(1, Ordering::Relaxed) % u64::from(SPAN)) as u32) as u16;
+        let port =
+            (LOWEST + (cursor.fetch_add(1, Ordering::Relaxed) % u64::from(SPAN)) as u32) as u16;
         if TcpListener::bind(("127.0.0.1", port)).is_ok() {
             return port;
         }

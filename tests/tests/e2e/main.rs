@@ -2,6 +2,7 @@
 //! through the aggregator by kubectl (as a subprocess), kube-rs and raw HTTPS.
 
 mod addon;
+mod admission;
 mod aggregator;
 mod aggregator_discovery;
 mod allocation_repair;

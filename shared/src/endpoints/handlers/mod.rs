@@ -526,6 +526,9 @@ pub struct RestRequest<'a> {
     /// The `User-Agent` header, whose prefix names the field manager of
     /// writes without `fieldManager`.
     pub user_agent: Option<String>,
+    /// Warnings admission leaves during this request; [`serve`] sends them
+    /// as `Warning` headers on the response, success or error.
+    pub warnings: std::sync::Arc<crate::admission::Warnings>,
 }
 
 impl RestRequest<'_> {
@@ -558,6 +561,7 @@ impl RestRequest<'_> {
                 self.user_agent.as_deref(),
             ),
             applying: false,
+            warnings: self.warnings.clone(),
         })
     }
 
@@ -619,16 +623,18 @@ pub async fn serve(store: &Store, info: &RequestInfo, req: Request) -> Response 
         query: Query::from_uri(req.uri()),
         user,
         user_agent,
+        warnings: Default::default(),
     };
     let errors = error_format(
         req.headers()
             .get(http::header::ACCEPT)
             .and_then(|v| v.to_str().ok()),
     );
-    match dispatch(&rest, req).await {
+    let resp = match dispatch(&rest, req).await {
         Ok(resp) => resp,
         Err(e) => error_response(e, errors),
-    }
+    };
+    with_warnings(resp, &rest.warnings.to_vec())
 }
 
 async fn dispatch(rest: &RestRequest<'_>, req: Request) -> Result<Response, ApiError> {

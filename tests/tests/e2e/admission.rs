@@ -1,0 +1,277 @@
+//! Upstream's default-on admission plugins in kube-core, seen through
+//! kubectl and the HTTP API: ServiceAccount, DefaultTolerationSeconds,
+//! Priority, LimitRanger, RuntimeClass and ResourceQuota (with racing
+//! creates), and NamespaceLifecycle for custom resources.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::harness::{eventually, expect_status, Auth, TestCluster};
+
+async fn apply(c: &TestCluster, v: &Value) -> (bool, String, String) {
+    c.kubectl_stdin(&["create", "-f", "-"], Some(&v.to_string()))
+        .await
+}
+
+fn pod(ns: &str, name: &str, extra_spec: Value) -> Value {
+    let mut spec = json!({"containers": [{"name": "app", "image": "registry.k8s.io/pause:3.10"}]});
+    if let (Value::Object(s), Value::Object(e)) = (&mut spec, extra_spec) {
+        s.extend(e);
+    }
+    json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": ns}, "spec": spec})
+}
+
+async fn get_json(c: &TestCluster, args: &[&str]) -> Value {
+    let mut all = args.to_vec();
+    all.extend(["-o", "json"]);
+    serde_json::from_str(&c.kubectl_ok(&all).await).expect("json")
+}
+
+async fn namespace_with_default_account(c: &TestCluster, ns: &str) {
+    c.kubectl_ok(&["create", "namespace", ns]).await;
+    // kube-core's service-account controller creates `default`.
+    let ready = eventually(Duration::from_secs(10), || async {
+        c.kubectl(&["get", "serviceaccount", "default", "-n", ns])
+            .await
+            .0
+    })
+    .await;
+    assert!(ready, "no default service account in {ns}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pods_get_their_service_account_token_tolerations_and_priority() {
+    let c = TestCluster::start().await;
+    namespace_with_default_account(&c, "adm").await;
+    let (ok, out, err) = apply(&c, &pod("adm", "p", json!({}))).await;
+    assert!(ok, "{out} {err}");
+    let p = get_json(&c, &["get", "pod", "p", "-n", "adm"]).await;
+    let spec = &p["spec"];
+    assert_eq!(spec["serviceAccountName"], "default");
+    assert_eq!(spec["priority"], 0);
+    assert_eq!(spec["preemptionPolicy"], "PreemptLowerPriority");
+    let volume = spec["volumes"][0]["name"].as_str().unwrap_or("");
+    assert!(volume.starts_with("kube-api-access-"), "{spec}");
+    assert_eq!(
+        spec["volumes"][0]["projected"]["sources"][0]["serviceAccountToken"]["expirationSeconds"],
+        3607
+    );
+    let mount = &spec["containers"][0]["volumeMounts"][0];
+    assert_eq!(
+        mount["mountPath"],
+        "/var/run/secrets/kubernetes.io/serviceaccount"
+    );
+    assert_eq!(mount["name"], volume);
+    let tolerations = spec["tolerations"].as_array().expect("tolerations");
+    assert!(tolerations
+        .iter()
+        .any(|t| t["key"] == "node.kubernetes.io/not-ready" && t["tolerationSeconds"] == 300));
+
+    // Opting out of the token, through the pod or its account.
+    let (ok, out, err) = apply(
+        &c,
+        &pod(
+            "adm",
+            "no-token",
+            json!({"automountServiceAccountToken": false}),
+        ),
+    )
+    .await;
+    assert!(ok, "{out} {err}");
+    let p = get_json(&c, &["get", "pod", "no-token", "-n", "adm"]).await;
+    assert!(p["spec"].get("volumes").is_none(), "{}", p["spec"]);
+
+    // An account that does not exist, a class that does not exist.
+    let (ok, _, err) = apply(
+        &c,
+        &pod("adm", "ghost", json!({"serviceAccountName": "ghost"})),
+    )
+    .await;
+    assert!(!ok);
+    assert!(
+        err.contains("pods \"ghost\" is forbidden: error looking up service account adm/ghost: serviceaccount \"ghost\" not found"),
+        "{err}"
+    );
+    let (ok, _, err) = apply(
+        &c,
+        &pod("adm", "prio", json!({"priorityClassName": "nope"})),
+    )
+    .await;
+    assert!(!ok);
+    assert!(
+        err.contains("no PriorityClass with name nope was found"),
+        "{err}"
+    );
+    let (ok, _, err) = apply(&c, &pod("adm", "rc", json!({"runtimeClassName": "gvisor"}))).await;
+    assert!(!ok);
+    assert!(
+        err.contains("pod rejected: RuntimeClass \"gvisor\" not found"),
+        "{err}"
+    );
+
+    // The system classes exist, and a pod naming one gets its value.
+    let (ok, out, err) = apply(
+        &c,
+        &pod(
+            "adm",
+            "critical",
+            json!({"priorityClassName": "system-cluster-critical"}),
+        ),
+    )
+    .await;
+    assert!(ok, "{out} {err}");
+    let p = get_json(&c, &["get", "pod", "critical", "-n", "adm"]).await;
+    assert_eq!(p["spec"]["priority"], 2_000_000_000);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn limit_ranges_default_and_bound_containers() {
+    let c = TestCluster::start().await;
+    namespace_with_default_account(&c, "limits").await;
+    let lr = json!({"apiVersion": "v1", "kind": "LimitRange",
+        "metadata": {"name": "lr", "namespace": "limits"},
+        "spec": {"limits": [{"type": "Container",
+            "default": {"cpu": "500m", "memory": "256Mi"},
+            "defaultRequest": {"cpu": "100m"},
+            "max": {"cpu": "1"}}]}});
+    let (ok, out, err) = apply(&c, &lr).await;
+    assert!(ok, "{out} {err}");
+    // The LimitRange itself is defaulted as upstream's.
+    let stored = get_json(&c, &["get", "limitrange", "lr", "-n", "limits"]).await;
+    assert_eq!(
+        stored["spec"]["limits"][0]["defaultRequest"]["memory"],
+        "256Mi"
+    );
+
+    let (ok, out, err) = apply(&c, &pod("limits", "p", json!({}))).await;
+    assert!(ok, "{out} {err}");
+    let p = get_json(&c, &["get", "pod", "p", "-n", "limits"]).await;
+    let res = &p["spec"]["containers"][0]["resources"];
+    assert_eq!(res["requests"]["cpu"], "100m", "{res}");
+    assert_eq!(res["limits"]["cpu"], "500m", "{res}");
+    assert_eq!(res["limits"]["memory"], "256Mi", "{res}");
+    assert_eq!(p["status"]["qosClass"], "Burstable");
+    assert_eq!(
+        p["metadata"]["annotations"]["kubernetes.io/limit-ranger"],
+        "LimitRanger plugin set: cpu, memory request for container app; cpu, memory limit for container app"
+    );
+
+    let big = pod(
+        "limits",
+        "big",
+        json!({"containers": [{"name": "app", "image": "x",
+            "resources": {"limits": {"cpu": "2"}}}]}),
+    );
+    let (ok, _, err) = apply(&c, &big).await;
+    assert!(!ok);
+    assert!(
+        err.contains(
+            "pods \"big\" is forbidden: maximum cpu usage per Container is 1, but limit is 2"
+        ),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pod_quota_admits_exactly_its_limit_of_racing_creates() {
+    let c = TestCluster::start().await;
+    namespace_with_default_account(&c, "quota").await;
+    let q = json!({"apiVersion": "v1", "kind": "ResourceQuota",
+        "metadata": {"name": "q", "namespace": "quota"},
+        "spec": {"hard": {"pods": "2"}}});
+    let (ok, out, err) = apply(&c, &q).await;
+    assert!(ok, "{out} {err}");
+    // What the quota controller of kube-controller-manager records first.
+    let http = c.http(Auth::AdminCert);
+    let status = json!({"status": {"hard": {"pods": "2"}, "used": {"pods": "0"}}});
+    let resp = http
+        .patch(c.url("/api/v1/namespaces/quota/resourcequotas/q/status"))
+        .header("Content-Type", "application/merge-patch+json")
+        .body(status.to_string())
+        .send()
+        .await
+        .expect("patch status");
+    assert_eq!(resp.status().as_u16(), 200);
+
+    let creates = (0..10).map(|i| {
+        let http = http.clone();
+        let url = c.url("/api/v1/namespaces/quota/pods");
+        let body = pod("quota", &format!("p{i}"), json!({}));
+        async move {
+            http.post(url)
+                .header("Content-Type", "application/json")
+                .body(body.to_string())
+                .send()
+                .await
+                .expect("create")
+        }
+    });
+    let responses = futures_util::future::join_all(creates).await;
+    let mut created = 0;
+    let mut refused = Vec::new();
+    for r in responses {
+        match r.status().as_u16() {
+            201 => created += 1,
+            _ => refused.push(r),
+        }
+    }
+    assert_eq!(created, 2, "exactly the quota's two pods are created");
+    for r in refused {
+        let s = expect_status(r, 403, "Forbidden").await;
+        let msg = s["message"].as_str().unwrap_or("");
+        assert!(
+            msg.contains("exceeded quota: q, requested: pods=1, used: pods=2, limited: pods=2"),
+            "{msg}"
+        );
+    }
+    let quota = get_json(&c, &["get", "resourcequota", "q", "-n", "quota"]).await;
+    assert_eq!(quota["status"]["used"]["pods"], "2");
+    let pods = get_json(&c, &["get", "pods", "-n", "quota"]).await;
+    assert_eq!(pods["items"].as_array().map(Vec::len), Some(2));
+
+    // A dry run is checked but not charged.
+    let resp = http
+        .post(c.url("/api/v1/namespaces/quota/configmaps?dryRun=All"))
+        .header("Content-Type", "application/json")
+        .body(
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}).to_string(),
+        )
+        .send()
+        .await
+        .expect("dry run");
+    assert_eq!(resp.status().as_u16(), 201);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admission_flags_select_plugins() {
+    let c = TestCluster::start().await;
+    namespace_with_default_account(&c, "flags").await;
+    // A pod with no tolerations gets DefaultTolerationSeconds' two.
+    let (ok, out, err) = apply(&c, &pod("flags", "p", json!({}))).await;
+    assert!(ok, "{out} {err}");
+    let p = get_json(&c, &["get", "pod", "p", "-n", "flags"]).await;
+    assert_eq!(p["spec"]["tolerations"].as_array().map(Vec::len), Some(2));
+    // kube-core refuses an unknown plugin name at start, as upstream.
+    let bin = c
+        .cluster
+        .config()
+        .bin_dir
+        .join(deploy::Tier::KubeCore.binary_name());
+    let mut ports = c.cluster.ports();
+    ports.kube_core = deploy::free_port().expect("free port");
+    let mut args = deploy::tier_args(deploy::Tier::KubeCore, c.cluster.pki(), &ports, &[]);
+    args.push("--enable-admission-plugins=Bogus".into());
+    let out = tokio::process::Command::new(bin)
+        .args(args)
+        .output()
+        .await
+        .expect("run kube-core");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("enable-admission-plugins plugin \"Bogus\" is unknown"),
+        "{stderr}"
+    );
+}
