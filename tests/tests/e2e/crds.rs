@@ -167,10 +167,25 @@ pub(crate) async fn create_namespace(c: &TestCluster, name: &str) {
     .await;
 }
 
+/// Waits for the CRD's Established condition, then for the aggregator's
+/// discovery to list it: the aggregator learns of CRDs from their etcd
+/// events and refreshes its merged discovery asynchronously, so under load
+/// it can answer a moment after the condition is visible (issue 13).
 pub(crate) async fn wait_established(c: &TestCluster, name: &str) {
     let crd = format!("crd/{name}");
     c.kubectl_ok(&["wait", "--for=condition=Established", "--timeout=30s", &crd])
         .await;
+    let (plural, group) = name.split_once('.').expect("plural.group");
+    let listed = eventually(Duration::from_secs(15), || async {
+        let (ok, out, _) = c
+            .kubectl(&["api-resources", "--api-group", group, "-o", "name"])
+            .await;
+        ok && out
+            .lines()
+            .any(|l| l == name || l.split('.').next() == Some(plural))
+    })
+    .await;
+    assert!(listed, "{name} never appeared in discovery");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
