@@ -4,6 +4,7 @@
 //! `--enable-admission-plugins` / `--disable-admission-plugins`; see
 //! [`shared::admission::plugins`].
 
+pub mod default_class;
 pub mod default_toleration_seconds;
 pub mod limit_ranger;
 pub mod priority;
@@ -24,6 +25,8 @@ pub const READS: &[(&str, &str, &str)] = &[
     ("", "v1", "resourcequotas"),
     ("scheduling.k8s.io", "v1", "priorityclasses"),
     ("node.k8s.io", "v1", "runtimeclasses"),
+    ("storage.k8s.io", "v1", "storageclasses"),
+    ("networking.k8s.io", "v1", "ingressclasses"),
 ];
 
 /// Upstream's `admission.NewForbidden`: 403 on the object being admitted.
@@ -69,6 +72,12 @@ impl BuiltInPlugins {
             }),
             Arc::new(default_toleration_seconds::DefaultTolerationSeconds),
             Arc::new(runtime_class::RuntimeClass {
+                objects: objects.clone(),
+            }),
+            Arc::new(default_class::DefaultStorageClass {
+                objects: objects.clone(),
+            }),
+            Arc::new(default_class::DefaultIngressClass {
                 objects: objects.clone(),
             }),
             Arc::new(resource_quota::ResourceQuota {

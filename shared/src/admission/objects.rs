@@ -74,7 +74,10 @@ impl ObjectReader {
     }
 
     /// Every object of a namespace (all of a cluster-scoped resource when
-    /// `namespace` is empty).
+    /// `namespace` is empty), as a consistent read: from the watch cache
+    /// once it is proven current (one etcd count over the prefix), so a
+    /// LimitRange, quota or default class created an instant before applies
+    /// (upstream's informers may still miss it).
     pub async fn list(
         &self,
         group: &str,
@@ -82,10 +85,7 @@ impl ObjectReader {
         namespace: &str,
     ) -> Result<Vec<Value>, ApiError> {
         let store = self.store(group, resource)?;
-        let opts = ListOptions {
-            resource_version: Some("0".into()),
-            ..Default::default()
-        };
+        let opts = ListOptions::default();
         if let Some(page) = store.list_from_cache(namespace, &opts).await? {
             return page
                 .objects

@@ -275,3 +275,45 @@ async fn admission_flags_select_plugins() {
         "{stderr}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claims_and_ingresses_get_the_default_class() {
+    let c = TestCluster::start().await;
+    let sc = json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+        "metadata": {"name": "fast",
+            "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+        "provisioner": "example.com/fast"});
+    let ic = json!({"apiVersion": "networking.k8s.io/v1", "kind": "IngressClass",
+        "metadata": {"name": "nginx",
+            "annotations": {"ingressclass.kubernetes.io/is-default-class": "true"}},
+        "spec": {"controller": "example.com/nginx"}});
+    for obj in [&sc, &ic] {
+        let (ok, out, err) = apply(&c, obj).await;
+        assert!(ok, "{out} {err}");
+    }
+    let claim = |name: &str, class: Option<&str>| {
+        let mut spec = json!({"accessModes": ["ReadWriteOnce"],
+            "resources": {"requests": {"storage": "1Gi"}}});
+        if let Some(cl) = class {
+            spec["storageClassName"] = json!(cl);
+        }
+        json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": name, "namespace": "default"}, "spec": spec})
+    };
+    for obj in [claim("auto", None), claim("none", Some(""))] {
+        let (ok, out, err) = apply(&c, &obj).await;
+        assert!(ok, "{out} {err}");
+    }
+    let auto = get_json(&c, &["get", "pvc", "auto", "-n", "default"]).await;
+    assert_eq!(auto["spec"]["storageClassName"], "fast");
+    // An explicit "" asks for no class and keeps it.
+    let none = get_json(&c, &["get", "pvc", "none", "-n", "default"]).await;
+    assert_eq!(none["spec"]["storageClassName"], "");
+    let ing = json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"defaultBackend": {"service": {"name": "web", "port": {"number": 80}}}}});
+    let (ok, out, err) = apply(&c, &ing).await;
+    assert!(ok, "{out} {err}");
+    let ing = get_json(&c, &["get", "ingress", "web", "-n", "default"]).await;
+    assert_eq!(ing["spec"]["ingressClassName"], "nginx");
+}
