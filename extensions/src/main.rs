@@ -145,9 +145,11 @@ fn custom_resource_admission(
     storage: &EtcdStorage,
     prefix: &str,
 ) -> anyhow::Result<AdmissionChain> {
-    let available: Vec<Arc<dyn shared::admission::AdmissionPlugin>> = vec![Arc::new(
+    let mut available: Vec<Arc<dyn shared::admission::AdmissionPlugin>> = vec![Arc::new(
         shared::admission::namespace_lifecycle::NamespaceLifecycle::new(storage.clone(), prefix),
     )];
+    available
+        .extend(shared::admission::webhook::Webhooks::start(storage.clone(), prefix).plugins());
     let (plugins, _built_in_only) = shared::admission::plugins::ordered(options, available)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(AdmissionChain::new(plugins))

@@ -168,6 +168,7 @@ async fn handle(
         ),
         applying: false,
         warnings: Default::default(),
+        started: Default::default(),
     };
     let ct = req
         .headers()

@@ -105,11 +105,12 @@ async fn main() -> anyhow::Result<()> {
     );
     let (authorizer, rbac_authorizer) = build_authorizer(&opts.authorization_mode)?;
     let built_in = admission::BuiltInPlugins::new();
-    let (mut plugins, unimplemented) = shared::admission::plugins::ordered(
-        &opts.admission,
-        built_in.all(namespace_lifecycle.clone()),
-    )
-    .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut available = built_in.all(namespace_lifecycle.clone());
+    available
+        .extend(shared::admission::webhook::Webhooks::start(storage.clone(), &prefix).plugins());
+    let (mut plugins, unimplemented) =
+        shared::admission::plugins::ordered(&opts.admission, available)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
     if !unimplemented.is_empty() {
         tracing::info!(plugins = ?unimplemented, "enabled admission plugins this server does not implement yet");
     }

@@ -1,6 +1,7 @@
 //! `admissionregistration.k8s.io/v1`: webhook configurations and
-//! Validating/MutatingAdmissionPolicies with their bindings (declared and stored;
-//! this server does not call webhooks or evaluate policies yet).
+//! Validating/MutatingAdmissionPolicies with their bindings (webhooks are
+//! called by the library's webhook plugins; policies are stored, not yet
+//! evaluated).
 
 use serde_json::{json, Value};
 use shared::registry::resource::ResourceDef;
@@ -8,6 +9,7 @@ use shared::registry::strategy::SpecStrategy;
 use shared::registry::table::{lookup, Column};
 
 use super::columns::{array_at, str_or};
+use super::webhook_configuration::WebhookConfigurationStrategy;
 
 const G: &str = "admissionregistration.k8s.io";
 
@@ -31,7 +33,7 @@ pub fn definitions() -> Vec<ResourceDef> {
         .cluster_scoped()
         .categories(&["api-extensions"])
         .columns(webhooks())
-        .strategy(SpecStrategy),
+        .strategy(WebhookConfigurationStrategy { mutating: true }),
         ResourceDef::new(
             G,
             "v1",
@@ -103,7 +105,7 @@ pub fn definitions() -> Vec<ResourceDef> {
         .cluster_scoped()
         .categories(&["api-extensions"])
         .columns(webhooks())
-        .strategy(SpecStrategy),
+        .strategy(WebhookConfigurationStrategy { mutating: false }),
     ]
 }
 

@@ -36,6 +36,7 @@ mod services;
 mod storage_v1;
 mod storagemigration_v1;
 mod subresources;
+mod webhook_configuration;
 mod workloads;
 
 pub use authentication_v1::register_token_review;

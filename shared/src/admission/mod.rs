@@ -22,6 +22,7 @@
 pub mod namespace_lifecycle;
 pub mod objects;
 pub mod plugins;
+pub mod webhook;
 
 use std::sync::{Arc, Mutex};
 
@@ -74,6 +75,16 @@ impl Warnings {
     }
 }
 
+/// When a request began; the default is now.
+#[derive(Clone, Copy, Debug)]
+pub struct RequestStart(pub std::time::Instant);
+
+impl Default for RequestStart {
+    fn default() -> Self {
+        RequestStart(std::time::Instant::now())
+    }
+}
+
 /// What a plugin sees of a write.
 ///
 /// In the mutating phase `object` is `None` and the object is passed to
@@ -92,6 +103,9 @@ pub struct Attributes<'a> {
     pub dry_run: bool,
     /// Where plugins leave warnings for the client.
     pub warnings: Option<&'a Warnings>,
+    /// When the request began: webhook calls of all its admission phases
+    /// share one time budget counted from here.
+    pub started: Option<std::time::Instant>,
 }
 
 impl Attributes<'_> {

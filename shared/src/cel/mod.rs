@@ -13,6 +13,7 @@
 //! once the per-object budget is spent no further rules run.
 
 pub mod cost;
+pub mod expression;
 pub mod library;
 
 use std::sync::Arc;

@@ -9,6 +9,7 @@
 //! authentication filter, and is stripped again here. Bodies stream both
 //! ways; upgrade requests (exec, attach, port-forward) are passed through.
 
+pub mod endpoints;
 pub mod remote;
 
 use std::time::Duration;

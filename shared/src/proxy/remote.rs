@@ -19,6 +19,9 @@ use crate::server::tls::{parse_certs, parse_key, provider};
 pub enum ServerTrust<'a> {
     /// Verified against these PEM roots for this DNS name.
     CaBundle { pem: &'a [u8], server_name: &'a str },
+    /// Verified against the machine's trusted roots for this DNS name (a
+    /// webhook without `caBundle`).
+    SystemRoots { server_name: &'a str },
     /// Not verified (`insecureSkipTLSVerify: true`); only the handshake
     /// signature is checked.
     Insecure,
@@ -36,6 +39,22 @@ pub fn client_config(
             let mut roots = rustls::RootCertStore::empty();
             for cert in parse_certs(pem)? {
                 roots.add(cert)?;
+            }
+            let inner =
+                WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+                    .build()?;
+            Arc::new(FixedName {
+                inner,
+                name: ServerName::try_from(server_name.to_string())?,
+            })
+        }
+        ServerTrust::SystemRoots { server_name } => {
+            let mut roots = rustls::RootCertStore::empty();
+            let loaded = rustls_native_certs::load_native_certs();
+            for cert in loaded.certs {
+                // A root the machine lists but rustls cannot use is skipped,
+                // as the platform verifiers skip it.
+                let _ = roots.add(cert);
             }
             let inner =
                 WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())

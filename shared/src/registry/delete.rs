@@ -121,6 +121,7 @@ impl Store {
                 user: ctx.user.as_ref(),
                 dry_run: ctx.dry_run,
                 warnings: Some(&ctx.warnings),
+                started: Some(ctx.started.0),
             };
             self.admission.mutate(&attrs, None).await?;
             self.admission.validate(&attrs).await?;

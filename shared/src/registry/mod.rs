@@ -3,7 +3,9 @@
 pub mod cached;
 pub mod conversion;
 pub mod delete;
+pub mod etcd_mirror;
 pub mod informer;
+pub mod json_patch;
 pub mod list;
 pub mod list_encoded;
 pub mod meta;

@@ -42,6 +42,8 @@ pub struct WriteContext {
     pub applying: bool,
     /// Warnings admission leaves for the client (`Warning` headers).
     pub warnings: Arc<crate::admission::Warnings>,
+    /// When the write began (its admission webhooks share one time budget).
+    pub started: crate::admission::RequestStart,
 }
 
 pub use super::delete::{DeleteOptions, DeleteOutcome};
@@ -334,6 +336,7 @@ impl Store {
             user: ctx.user.as_ref(),
             dry_run: ctx.dry_run,
             warnings: Some(&ctx.warnings),
+            started: Some(ctx.started.0),
         };
         if self.admission.mutate(&attrs, Some(&mut obj)).await? {
             self.reconcile_namespace(&mut obj, namespace)?;
@@ -377,6 +380,7 @@ impl Store {
                     user: ctx.user.as_ref(),
                     dry_run: ctx.dry_run,
                     warnings: Some(&ctx.warnings),
+                    started: Some(ctx.started.0),
                 };
                 self.admission.validate(&attrs).await?;
             }
@@ -507,6 +511,7 @@ impl Store {
                 user: ctx.user.as_ref(),
                 dry_run: ctx.dry_run,
                 warnings: Some(&ctx.warnings),
+                started: Some(ctx.started.0),
             };
             if self.admission.mutate(&attrs, Some(&mut new)).await? {
                 meta::set(&mut new, "name", Value::String(name.to_string()));
@@ -543,6 +548,7 @@ impl Store {
                 user: ctx.user.as_ref(),
                 dry_run: ctx.dry_run,
                 warnings: Some(&ctx.warnings),
+                started: Some(ctx.started.0),
             };
             self.admission.validate(&attrs).await?;
 

@@ -529,6 +529,8 @@ pub struct RestRequest<'a> {
     /// Warnings admission leaves during this request; [`serve`] sends them
     /// as `Warning` headers on the response, success or error.
     pub warnings: std::sync::Arc<crate::admission::Warnings>,
+    /// When the request arrived (admission webhooks share a budget from it).
+    pub started: crate::admission::RequestStart,
 }
 
 impl RestRequest<'_> {
@@ -562,6 +564,7 @@ impl RestRequest<'_> {
             ),
             applying: false,
             warnings: self.warnings.clone(),
+            started: self.started,
         })
     }
 
@@ -624,6 +627,7 @@ pub async fn serve(store: &Store, info: &RequestInfo, req: Request) -> Response 
         user,
         user_agent,
         warnings: Default::default(),
+        started: Default::default(),
     };
     let errors = error_format(
         req.headers()
