@@ -18,7 +18,11 @@ pub struct WebhookConfigurationStrategy {
 }
 
 fn default_str(obj: &mut serde_json::Map<String, Value>, key: &str, value: &str) {
-    if obj.get(key).and_then(Value::as_str).is_none_or(str::is_empty) {
+    if obj
+        .get(key)
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
         obj.insert(key.into(), json!(value));
     }
 }
@@ -79,7 +83,10 @@ impl WebhookConfigurationStrategy {
         }
         let cc = hook.get("clientConfig").cloned().unwrap_or(Value::Null);
         let cc_at = at.child("clientConfig");
-        let has_url = cc.get("url").and_then(Value::as_str).is_some_and(|u| !u.is_empty());
+        let has_url = cc
+            .get("url")
+            .and_then(Value::as_str)
+            .is_some_and(|u| !u.is_empty());
         let has_svc = cc.get("service").is_some_and(Value::is_object);
         match (has_url, has_svc) {
             (true, true) => errs.push(FieldError::required(
@@ -99,9 +106,9 @@ impl WebhookConfigurationStrategy {
                         url,
                         "'https' is the only allowed URL scheme",
                     )),
-                    Ok(u) if u.host().is_none_or(str::is_empty) => errs.push(
-                        FieldError::invalid(&url_at, url, "host must be specified"),
-                    ),
+                    Ok(u) if u.host().is_none_or(str::is_empty) => {
+                        errs.push(FieldError::invalid(&url_at, url, "host must be specified"))
+                    }
                     Ok(_) => {}
                     Err(e) => errs.push(FieldError::invalid(
                         &url_at,
@@ -115,7 +122,10 @@ impl WebhookConfigurationStrategy {
                 let svc_at = cc_at.child("service");
                 for k in ["name", "namespace"] {
                     if svc.get(k).and_then(Value::as_str).is_none_or(str::is_empty) {
-                        errs.push(FieldError::required(svc_at.child(k), "service " .to_string() + k + " is required"));
+                        errs.push(FieldError::required(
+                            svc_at.child(k),
+                            "service ".to_string() + k + " is required",
+                        ));
                     }
                 }
                 if let Some(p) = svc.get("port").and_then(Value::as_i64) {
@@ -142,7 +152,11 @@ impl WebhookConfigurationStrategy {
         match s("sideEffects") {
             "" => errs.push(FieldError::required(&se_at, "")),
             "None" | "NoneOnDryRun" => {}
-            other => errs.push(FieldError::not_supported(&se_at, other, &["None", "NoneOnDryRun"])),
+            other => errs.push(FieldError::not_supported(
+                &se_at,
+                other,
+                &["None", "NoneOnDryRun"],
+            )),
         }
         let versions: Vec<&str> = hook
             .get("admissionReviewVersions")

@@ -30,3 +30,4 @@ mod rest;
 mod services;
 mod watch;
 mod watch_cache;
+mod webhooks;
