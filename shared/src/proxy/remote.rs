@@ -37,8 +37,9 @@ pub fn client_config(
     let verifier: Arc<dyn ServerCertVerifier> = match trust {
         ServerTrust::CaBundle { pem, server_name } => {
             let mut roots = rustls::RootCertStore::empty();
-            for cert in parse_certs(pem)? {
-                roots.add(cert)?;
+            let pinned = parse_certs(pem)?;
+            for cert in &pinned {
+                roots.add(cert.clone())?;
             }
             let inner =
                 WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
@@ -46,6 +47,7 @@ pub fn client_config(
             Arc::new(FixedName {
                 inner,
                 name: ServerName::try_from(server_name.to_string())?,
+                pinned,
             })
         }
         ServerTrust::SystemRoots { server_name } => {
@@ -62,6 +64,7 @@ pub fn client_config(
             Arc::new(FixedName {
                 inner,
                 name: ServerName::try_from(server_name.to_string())?,
+                pinned: Vec::new(),
             })
         }
         ServerTrust::Insecure => Arc::new(NoVerification {
@@ -81,10 +84,53 @@ pub fn client_config(
 }
 
 /// WebPKI verification for a fixed name, whatever host the URL had.
+///
+/// As Go's verifier (and so upstream), a server certificate that is itself
+/// one of the trusted roots is accepted when it is valid now and names the
+/// server: webhooks and add-ons commonly serve a self-signed certificate
+/// (marked as a CA) and put that same certificate in `caBundle`, which
+/// WebPKI alone refuses (`CaUsedAsEndEntity`).
 #[derive(Debug)]
 struct FixedName {
     inner: Arc<WebPkiServerVerifier>,
     name: ServerName<'static>,
+    /// The `caBundle` certificates.
+    pinned: Vec<CertificateDer<'static>>,
+}
+
+/// Whether the DER certificate is valid at `now` and holds `name` among its
+/// subject alternative names.
+fn names_server(der: &[u8], name: &ServerName<'_>, now: UnixTime) -> bool {
+    use x509_parser::extensions::GeneralName;
+    let Ok((_, cert)) = x509_parser::parse_x509_certificate(der) else {
+        return false;
+    };
+    let now = now.as_secs() as i64;
+    let validity = cert.validity();
+    if now < validity.not_before.timestamp() || now > validity.not_after.timestamp() {
+        return false;
+    }
+    let Ok(Some(san)) = cert.subject_alternative_name() else {
+        return false;
+    };
+    san.value.general_names.iter().any(|g| match (g, name) {
+        (GeneralName::DNSName(d), ServerName::DnsName(n)) => {
+            let n = n.as_ref();
+            d.eq_ignore_ascii_case(n)
+                || d.strip_prefix("*.").is_some_and(|suffix| {
+                    n.split_once('.')
+                        .is_some_and(|(_, rest)| rest.eq_ignore_ascii_case(suffix))
+                })
+        }
+        (GeneralName::IPAddress(bytes), ServerName::IpAddress(ip)) => {
+            let ip: std::net::IpAddr = (*ip).into();
+            match ip {
+                std::net::IpAddr::V4(v4) => *bytes == v4.octets().as_slice(),
+                std::net::IpAddr::V6(v6) => *bytes == v6.octets().as_slice(),
+            }
+        }
+        _ => false,
+    })
 }
 
 impl ServerCertVerifier for FixedName {
@@ -96,8 +142,26 @@ impl ServerCertVerifier for FixedName {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        self.inner
-            .verify_server_cert(end_entity, intermediates, &self.name, ocsp_response, now)
+        match self.inner.verify_server_cert(
+            end_entity,
+            intermediates,
+            &self.name,
+            ocsp_response,
+            now,
+        ) {
+            Ok(v) => Ok(v),
+            Err(e) => {
+                let pinned = self
+                    .pinned
+                    .iter()
+                    .any(|c| c.as_ref() == end_entity.as_ref());
+                if pinned && names_server(end_entity.as_ref(), &self.name, now) {
+                    Ok(ServerCertVerified::assertion())
+                } else {
+                    Err(e)
+                }
+            }
+        }
     }
 
     fn verify_tls12_signature(
@@ -195,5 +259,55 @@ mod tests {
     #[test]
     fn insecure_needs_no_bundle() {
         assert!(client_config(ServerTrust::Insecure, None).is_ok());
+    }
+
+    fn verifier_for(pem: &str, name: &str) -> FixedName {
+        let provider = provider();
+        let pinned = parse_certs(pem.as_bytes()).expect("certs");
+        let mut roots = rustls::RootCertStore::empty();
+        for c in &pinned {
+            roots.add(c.clone()).expect("root");
+        }
+        FixedName {
+            inner: WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
+                .build()
+                .expect("verifier"),
+            name: ServerName::try_from(name.to_string()).expect("name"),
+            pinned,
+        }
+    }
+
+    #[test]
+    fn a_self_signed_ca_serving_itself_is_accepted_for_its_names_only() {
+        let key = rcgen::KeyPair::generate().expect("key");
+        let mut params =
+            rcgen::CertificateParams::new(vec!["127.0.0.1".into(), "hook.ns.svc".into()])
+                .expect("params");
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        let cert = params.self_signed(&key).expect("cert");
+        let der = cert.der().clone();
+        let now = UnixTime::now();
+        for name in ["127.0.0.1", "hook.ns.svc"] {
+            let v = verifier_for(&cert.pem(), name);
+            assert!(
+                v.verify_server_cert(&der, &[], &v.name.clone(), &[], now)
+                    .is_ok(),
+                "{name}"
+            );
+        }
+        let v = verifier_for(&cert.pem(), "other.ns.svc");
+        assert!(v
+            .verify_server_cert(&der, &[], &v.name.clone(), &[], now)
+            .is_err());
+        // Not in the bundle: refused.
+        let other_key = rcgen::KeyPair::generate().expect("key");
+        let other = rcgen::CertificateParams::new(vec!["x.example.com".into()])
+            .expect("params")
+            .self_signed(&other_key)
+            .expect("cert");
+        let v = verifier_for(&other.pem(), "hook.ns.svc");
+        assert!(v
+            .verify_server_cert(&der, &[], &v.name.clone(), &[], now)
+            .is_err());
     }
 }

@@ -20,6 +20,7 @@ mod crds;
 mod errors;
 mod handler_openapi;
 mod harness;
+mod kopf_admission;
 mod kubectl;
 mod list_options;
 mod multiversion;
