@@ -150,6 +150,9 @@ fn custom_resource_admission(
     )];
     available
         .extend(shared::admission::webhook::Webhooks::start(storage.clone(), prefix).plugins());
+    available.push(shared::admission::policy::plugin(
+        &shared::admission::policy::ValidatingAdmissionPolicy::start(storage.clone(), prefix),
+    ));
     let (plugins, _built_in_only) = shared::admission::plugins::ordered(options, available)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(AdmissionChain::new(plugins))

@@ -108,6 +108,9 @@ async fn main() -> anyhow::Result<()> {
     let mut available = built_in.all(namespace_lifecycle.clone());
     available
         .extend(shared::admission::webhook::Webhooks::start(storage.clone(), &prefix).plugins());
+    let policies =
+        shared::admission::policy::ValidatingAdmissionPolicy::start(storage.clone(), &prefix);
+    available.push(shared::admission::policy::plugin(&policies));
     let (mut plugins, unimplemented) =
         shared::admission::plugins::ordered(&opts.admission, available)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -163,6 +166,22 @@ async fn main() -> anyhow::Result<()> {
         groups.enable_watch_caches(opts.watch_cache_max_bytes_per_resource);
     }
     built_in.objects().set_stores(&groups, admission::READS);
+    policies.params.set_built_in(
+        groups
+            .defs()
+            .filter(|d| d.conversion.is_none())
+            .map(|d| {
+                (
+                    d.api_version(),
+                    d.kind.clone(),
+                    shared::admission::policy::params::ParamLocation {
+                        storage_path: d.storage_path.clone(),
+                        namespaced: d.namespaced,
+                    },
+                )
+            })
+            .collect(),
+    );
     if let Some(namespaces) = groups.lookup("", "v1", "namespaces") {
         let _ = namespace_lifecycle.namespaces.set(namespaces.clone());
     }

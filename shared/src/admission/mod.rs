@@ -22,6 +22,7 @@
 pub mod namespace_lifecycle;
 pub mod objects;
 pub mod plugins;
+pub mod policy;
 pub mod webhook;
 
 use std::sync::{Arc, Mutex};

@@ -3,6 +3,7 @@
 
 mod addon;
 mod admission;
+mod admission_policy;
 mod aggregator;
 mod aggregator_discovery;
 mod allocation_repair;

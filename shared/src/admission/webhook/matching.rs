@@ -108,13 +108,23 @@ pub fn object_selector_matches(
     old_object: Option<&Value>,
 ) -> Result<bool, String> {
     let sel = hook.object_selector.as_ref().map_err(Clone::clone)?;
+    Ok(selects_object(sel, object, old_object))
+}
+
+/// Whether `sel` selects the object or the old object (an empty selector
+/// selects everything, an absent object nothing).
+pub fn selects_object(
+    sel: &crate::selection::labels::LabelSelector,
+    object: Option<&Value>,
+    old_object: Option<&Value>,
+) -> bool {
     if sel.is_empty() {
-        return Ok(true);
+        return true;
     }
-    Ok([labels(object), labels(old_object)]
+    [labels(object), labels(old_object)]
         .into_iter()
         .flatten()
-        .any(|l| sel.matches(l)))
+        .any(|l| sel.matches(l))
 }
 
 #[cfg(test)]

@@ -154,28 +154,37 @@ impl Webhooks {
 
     /// The labels of namespace `name`; 404 when it does not exist.
     async fn namespace_labels(&self, name: &str) -> Result<Map<String, Value>, ApiError> {
-        let key = format!("{}/namespaces/{name}", self.prefix);
-        let kv = self
-            .storage
-            .get(&key)
-            .await
-            .map_err(crate::registry::store::storage_error)?;
-        let Some(kv) = kv else {
-            return Err(ApiError::not_found(
-                GroupResource {
-                    group: "",
-                    resource: "namespaces",
-                },
-                name,
-            ));
-        };
-        let ns = crate::protobuf::decode_from_storage(&kv.value).map_err(ApiError::internal)?;
+        let ns = read_namespace(&self.storage, &self.prefix, name).await?;
         Ok(ns
             .pointer("/metadata/labels")
             .and_then(Value::as_object)
             .cloned()
             .unwrap_or_default())
     }
+}
+
+/// Namespace `name` as stored (the tiers share one etcd); 404 when it does
+/// not exist.
+pub(crate) async fn read_namespace(
+    storage: &EtcdStorage,
+    prefix: &str,
+    name: &str,
+) -> Result<Value, ApiError> {
+    let key = format!("{prefix}/namespaces/{name}");
+    let kv = storage
+        .get(&key)
+        .await
+        .map_err(crate::registry::store::storage_error)?;
+    let Some(kv) = kv else {
+        return Err(ApiError::not_found(
+            GroupResource {
+                group: "",
+                resource: "namespaces",
+            },
+            name,
+        ));
+    };
+    crate::protobuf::decode_from_storage(&kv.value).map_err(ApiError::internal)
 }
 
 /// Why a call did not yield an answer to act on.
