@@ -106,8 +106,8 @@ async fn main() -> anyhow::Result<()> {
     let (authorizer, rbac_authorizer) = build_authorizer(&opts.authorization_mode)?;
     let built_in = admission::BuiltInPlugins::new();
     let mut available = built_in.all(namespace_lifecycle.clone());
-    available
-        .extend(shared::admission::webhook::Webhooks::start(storage.clone(), &prefix).plugins());
+    let webhooks = shared::admission::webhook::Webhooks::start(storage.clone(), &prefix);
+    available.extend(webhooks.plugins());
     let policies =
         shared::admission::policy::ValidatingAdmissionPolicy::start(storage.clone(), &prefix);
     available.push(shared::admission::policy::plugin(&policies));
@@ -166,6 +166,7 @@ async fn main() -> anyhow::Result<()> {
         groups.enable_watch_caches(opts.watch_cache_max_bytes_per_resource);
     }
     built_in.objects().set_stores(&groups, admission::READS);
+    webhooks.set_resources(groups.defs().cloned().map(Arc::new).collect());
     policies.params.set_built_in(
         groups
             .defs()

@@ -52,6 +52,12 @@ fn answer(path: &str, review: &Value, calls: &Calls) -> (Vec<u8>, Duration) {
         .to_string();
     calls.add(path.to_string());
     calls.add(format!("{path}|{name}"));
+    // Which version the object was sent as, and which the client used.
+    calls.add(format!(
+        "{path}|{name}|{}|{}",
+        req["kind"]["version"].as_str().unwrap_or(""),
+        req["requestKind"]["version"].as_str().unwrap_or("")
+    ));
     let allow = |patch: Option<Value>| {
         let mut resp = json!({"uid": uid, "allowed": true});
         if let Some(p) = patch {
@@ -408,6 +414,76 @@ async fn webhooks_mutate_deny_and_skip_what_they_should() {
         .await;
     assert!(ok, "{err}");
     assert_eq!(labels_of(&c, "wh", "labelled").await["webhook"], "seen");
+
+    // matchPolicy Equivalent: webhooks asking for autoscaling/v1 see an
+    // autoscaling/v2 write converted to v1 (and their patch converted back).
+    let hpa_rules = json!({"rules": [{"operations": ["CREATE"], "apiGroups": ["autoscaling"],
+        "apiVersions": ["v1"], "resources": ["horizontalpodautoscalers"]}]});
+    configure(
+        &c,
+        "MutatingWebhookConfiguration",
+        "hpa-label",
+        vec![hook(
+            "hpa-label.webhooks.example.com",
+            &ca,
+            "/label",
+            hpa_rules.clone(),
+        )],
+    )
+    .await;
+    configure(
+        &c,
+        "ValidatingWebhookConfiguration",
+        "hpa-deny",
+        vec![hook(
+            "hpa-deny.webhooks.example.com",
+            &ca,
+            "/deny",
+            hpa_rules,
+        )],
+    )
+    .await;
+    let hpa = |name: &str| {
+        json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": name, "namespace": "wh"},
+            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                     "minReplicas": 1, "maxReplicas": 3}})
+    };
+    let denied = eventually(Duration::from_secs(15), || async {
+        let (ok, _, _) = c
+            .kubectl_stdin(&["create", "-f", "-"], Some(&hpa("bad-hpa").to_string()))
+            .await;
+        !ok
+    })
+    .await;
+    assert!(
+        denied,
+        "the autoscaling/v1 webhook never saw the autoscaling/v2 write"
+    );
+    assert!(
+        calls.get("/deny|bad-hpa|v1|v2") > 0,
+        "not sent as v1 with requestKind v2"
+    );
+    let (ok, out, err) = c
+        .kubectl_stdin(&["create", "-f", "-"], Some(&hpa("good-hpa").to_string()))
+        .await;
+    assert!(ok, "{out} {err}");
+    let got: Value = serde_json::from_str(
+        &c.kubectl_ok(&[
+            "get",
+            "hpa.v2.autoscaling",
+            "good-hpa",
+            "-n",
+            "wh",
+            "-o",
+            "json",
+        ])
+        .await,
+    )
+    .expect("json");
+    assert_eq!(got["metadata"]["labels"]["webhook"], "seen", "{got}");
+    assert_eq!(got["spec"]["maxReplicas"], 3, "{got}");
+    assert_eq!(calls.get("/label|good-hpa|v1|v2"), 1);
 
     // The configurations themselves never go to webhooks: a webhook on
     // everything that fails closed can still be deleted.

@@ -45,6 +45,7 @@ use self::review::{Answer, Gvk};
 use super::{AdmissionPlugin, Attributes, Operation};
 use crate::endpoints::status::{ApiError, GroupResource, StatusCause, StatusDetails};
 use crate::registry::informer::Mirror;
+use crate::registry::resource::ResourceDef;
 use crate::storage::EtcdStorage;
 
 /// The time all webhook calls of one request may take together.
@@ -121,9 +122,60 @@ pub struct Webhooks {
     client: WebhookClient,
     storage: EtcdStorage,
     prefix: String,
+    /// Every resource the tier serves, for `matchPolicy: Equivalent`.
+    resources: std::sync::OnceLock<Vec<Arc<ResourceDef>>>,
+}
+
+/// Which resource a webhook is called as: the request's own, or an
+/// equivalent version of it (`matchPolicy: Equivalent`), to which the
+/// objects are converted.
+struct Invocation {
+    sent_as: Gvk,
+    equivalent: Option<Arc<ResourceDef>>,
+}
+
+/// Converts `obj` (in `from`'s version) to `to`'s version through their
+/// shared storage form.
+fn convert(obj: &Value, from: &ResourceDef, to: &ResourceDef) -> Result<Value, ApiError> {
+    let stored = match &from.conversion {
+        Some(c) => (c.to_storage)(obj)?,
+        None => obj.clone(),
+    };
+    match &to.conversion {
+        Some(c) => (c.from_storage)(&stored),
+        None => Ok(stored),
+    }
 }
 
 impl Webhooks {
+    /// Learns the tier's resources (once its API groups are built), so that
+    /// a webhook asking for another version of a resource is sent the
+    /// object converted to it. Later calls are ignored.
+    pub fn set_resources(&self, defs: Vec<Arc<ResourceDef>>) {
+        let _ = self.resources.set(defs);
+    }
+
+    /// The other versions of `def`'s resource over the same storage.
+    fn equivalents(&self, def: &ResourceDef) -> Vec<Arc<ResourceDef>> {
+        let storage_group = |d: &ResourceDef| {
+            d.conversion
+                .as_ref()
+                .map(|c| c.storage_group.clone())
+                .unwrap_or_else(|| d.group.clone())
+        };
+        self.resources
+            .get()
+            .into_iter()
+            .flatten()
+            .filter(|d| {
+                d.storage_path == def.storage_path
+                    && storage_group(d) == storage_group(def)
+                    && (d.group != def.group || d.version != def.version)
+            })
+            .cloned()
+            .collect()
+    }
+
     /// Starts reading the configurations under `prefix` (`/registry`).
     pub fn start(storage: EtcdStorage, prefix: &str) -> Arc<Webhooks> {
         let prefix = prefix.trim_end_matches('/').to_string();
@@ -141,6 +193,7 @@ impl Webhooks {
             client: WebhookClient::new(storage.clone(), &prefix),
             storage,
             prefix,
+            resources: std::sync::OnceLock::new(),
         })
     }
 
@@ -220,22 +273,45 @@ impl Webhooks {
         hook: &Webhook,
         req: &Request<'_>,
         object: Option<&Value>,
-    ) -> Result<Option<Gvk>, ApiError> {
+    ) -> Result<Option<Invocation>, ApiError> {
         let attrs = req.attrs;
         if matching::is_own_endpoints(hook, attrs, object) {
             return Ok(None);
         }
         let gvr = Gvk::of(attrs);
-        if !hook
+        let invocation = if hook
             .rules
             .iter()
             .any(|r| matching::rule_matches(r, attrs, &gvr))
         {
-            // matchPolicy Equivalent: this tier serves each resource at one
-            // version per storage here, so there is no other version to
-            // convert to (see the README).
+            Invocation {
+                sent_as: gvr.clone(),
+                equivalent: None,
+            }
+        } else if hook.match_equivalent {
+            // Earlier rules first, as upstream.
+            let equivalents = self.equivalents(attrs.resource);
+            let found = hook.rules.iter().find_map(|r| {
+                equivalents.iter().find_map(|d| {
+                    let g = Gvk {
+                        group: d.group.clone(),
+                        version: d.version.clone(),
+                        resource: d.resource.clone(),
+                        kind: d.kind.clone(),
+                    };
+                    matching::rule_matches(r, attrs, &g).then(|| Invocation {
+                        sent_as: g,
+                        equivalent: Some(d.clone()),
+                    })
+                })
+            });
+            match found {
+                Some(i) => i,
+                None => return Ok(None),
+            }
+        } else {
             return Ok(None);
-        }
+        };
         if !self.namespace_matches(hook, req, object).await? {
             return Ok(None);
         }
@@ -245,7 +321,7 @@ impl Webhooks {
             return Ok(None);
         }
         if !hook.match_conditions.is_empty() {
-            let request = review::admission_request(attrs, "", &gvr, None, None);
+            let request = review::admission_request(attrs, "", &invocation.sent_as, None, None);
             let null = Value::Null;
             let vars = [
                 ("object", object.unwrap_or(&null)),
@@ -282,7 +358,7 @@ impl Webhooks {
                 ));
             }
         }
-        Ok(Some(gvr))
+        Ok(Some(invocation))
     }
 
     async fn namespace_matches(
@@ -327,10 +403,11 @@ impl Webhooks {
         &self,
         hook: &Webhook,
         req: &Request<'_>,
-        sent_as: &Gvk,
+        invocation: &Invocation,
         object: Option<&Value>,
     ) -> Result<Answer, HookError> {
         let attrs = req.attrs;
+        let sent_as = &invocation.sent_as;
         if attrs.dry_run {
             match hook.side_effects.as_str() {
                 "None" | "NoneOnDryRun" => {}
@@ -350,7 +427,22 @@ impl Webhooks {
         let version = review::review_version(&hook.review_versions)
             .map_err(|e| HookError::Calling(format!("could not create admission objects: {e}")))?;
         let uid = uuid::Uuid::new_v4().to_string();
-        let request = review::admission_request(attrs, &uid, sent_as, object, attrs.old_object);
+        let converted = |o: Option<&Value>| -> Result<Option<Value>, HookError> {
+            match (&invocation.equivalent, o) {
+                (Some(to), Some(o)) => convert(o, attrs.resource, to)
+                    .map(Some)
+                    .map_err(HookError::Final),
+                _ => Ok(None),
+            }
+        };
+        let (object_as, old_as) = (converted(object)?, converted(attrs.old_object)?);
+        let request = review::admission_request(
+            attrs,
+            &uid,
+            sent_as,
+            object_as.as_ref().or(object),
+            old_as.as_ref().or(attrs.old_object),
+        );
         let body = serde_json::to_vec(&review::review(version, request))
             .map_err(|e| HookError::Calling(format!("could not create admission objects: {e}")))?;
         let remaining = req.deadline.saturating_duration_since(Instant::now());
@@ -407,10 +499,10 @@ impl Webhooks {
         &self,
         hook: &Webhook,
         req: &Request<'_>,
-        sent_as: &Gvk,
+        invocation: &Invocation,
         obj: &mut Option<&mut Value>,
     ) -> Result<bool, ApiError> {
-        let answer = match self.call(hook, req, sent_as, obj.as_deref()).await {
+        let answer = match self.call(hook, req, invocation, obj.as_deref()).await {
             Ok(a) => a,
             Err(e) => return self.failure(hook, e).map_or(Ok(false), Err),
         };
@@ -435,7 +527,10 @@ impl Webhooks {
                 hook.name
             )));
         };
-        let mut patched = current.clone();
+        let mut patched = match &invocation.equivalent {
+            Some(to) => convert(current, req.attrs.resource, to)?,
+            None => current.clone(),
+        };
         crate::registry::json_patch::apply_bounded(
             &mut patched,
             &ops,
@@ -447,6 +542,9 @@ impl Webhooks {
                 "admission webhook {:?} patched the object into a non-object",
                 hook.name
             )));
+        }
+        if let Some(from) = &invocation.equivalent {
+            patched = convert(&patched, from, req.attrs.resource)?;
         }
         let changed = patched != *current;
         *current = patched;
@@ -472,10 +570,10 @@ impl Webhooks {
         let mut invoked_reinvocable: Vec<&str> = Vec::new();
         let mut reinvoke: HashSet<&str> = HashSet::new();
         for hook in hooks.iter() {
-            let Some(sent_as) = self.should_call(hook, &req, obj.as_deref()).await? else {
+            let Some(invocation) = self.should_call(hook, &req, obj.as_deref()).await? else {
                 continue;
             };
-            let changed = self.mutate_one(hook, &req, &sent_as, &mut obj).await?;
+            let changed = self.mutate_one(hook, &req, &invocation, &mut obj).await?;
             if changed {
                 changed_any = true;
                 reinvoke.extend(invoked_reinvocable.drain(..));
@@ -486,10 +584,10 @@ impl Webhooks {
         }
         if !reinvoke.is_empty() {
             for hook in hooks.iter().filter(|h| reinvoke.contains(h.id.as_str())) {
-                let Some(sent_as) = self.should_call(hook, &req, obj.as_deref()).await? else {
+                let Some(invocation) = self.should_call(hook, &req, obj.as_deref()).await? else {
                     continue;
                 };
-                changed_any |= self.mutate_one(hook, &req, &sent_as, &mut obj).await?;
+                changed_any |= self.mutate_one(hook, &req, &invocation, &mut obj).await?;
             }
         }
         Ok(changed_any)
@@ -506,14 +604,14 @@ impl Webhooks {
         let req = Request::new(attrs);
         let mut calls = Vec::new();
         for hook in hooks.iter() {
-            if let Some(sent_as) = self.should_call(hook, &req, attrs.object).await? {
-                calls.push((hook, sent_as));
+            if let Some(invocation) = self.should_call(hook, &req, attrs.object).await? {
+                calls.push((hook, invocation));
             }
         }
         let results = futures_util::future::join_all(
             calls
                 .iter()
-                .map(|(hook, sent_as)| self.call(hook, &req, sent_as, attrs.object)),
+                .map(|(hook, invocation)| self.call(hook, &req, invocation, attrs.object)),
         )
         .await;
         for ((hook, _), result) in calls.iter().zip(results) {
