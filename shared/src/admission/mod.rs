@@ -107,6 +107,10 @@ pub struct Attributes<'a> {
     /// When the request began: webhook calls of all its admission phases
     /// share one time budget counted from here.
     pub started: Option<std::time::Instant>,
+    /// `(group, version, kind)` of the object when it is not the resource's
+    /// own kind: a subresource's body (`policy`, `v1`, `Eviction` for
+    /// `pods/eviction`); `None` for the resource's kind.
+    pub kind: Option<(&'a str, &'a str, &'a str)>,
 }
 
 impl Attributes<'_> {

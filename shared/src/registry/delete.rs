@@ -122,6 +122,7 @@ impl Store {
                 dry_run: ctx.dry_run,
                 warnings: Some(&ctx.warnings),
                 started: Some(ctx.started.0),
+                kind: None,
             };
             self.admission.mutate(&attrs, None).await?;
             self.admission.validate(&attrs).await?;

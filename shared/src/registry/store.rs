@@ -337,6 +337,7 @@ impl Store {
             dry_run: ctx.dry_run,
             warnings: Some(&ctx.warnings),
             started: Some(ctx.started.0),
+            kind: None,
         };
         if self.admission.mutate(&attrs, Some(&mut obj)).await? {
             self.reconcile_namespace(&mut obj, namespace)?;
@@ -381,6 +382,7 @@ impl Store {
                     dry_run: ctx.dry_run,
                     warnings: Some(&ctx.warnings),
                     started: Some(ctx.started.0),
+                    kind: None,
                 };
                 self.admission.validate(&attrs).await?;
             }
@@ -512,6 +514,7 @@ impl Store {
                 dry_run: ctx.dry_run,
                 warnings: Some(&ctx.warnings),
                 started: Some(ctx.started.0),
+                kind: None,
             };
             if self.admission.mutate(&attrs, Some(&mut new)).await? {
                 meta::set(&mut new, "name", Value::String(name.to_string()));
@@ -549,6 +552,7 @@ impl Store {
                 dry_run: ctx.dry_run,
                 warnings: Some(&ctx.warnings),
                 started: Some(ctx.started.0),
+                kind: None,
             };
             self.admission.validate(&attrs).await?;
 

@@ -58,6 +58,12 @@ fn answer(path: &str, review: &Value, calls: &Calls) -> (Vec<u8>, Duration) {
         req["kind"]["version"].as_str().unwrap_or(""),
         req["requestKind"]["version"].as_str().unwrap_or("")
     ));
+    calls.add(format!(
+        "{path}|{name}|{}/{}|{}",
+        req["kind"]["group"].as_str().unwrap_or(""),
+        req["kind"]["kind"].as_str().unwrap_or(""),
+        req["subResource"].as_str().unwrap_or("")
+    ));
     let allow = |patch: Option<Value>| {
         let mut resp = json!({"uid": uid, "allowed": true});
         if let Some(p) = patch {
@@ -263,6 +269,10 @@ async fn labels_of(c: &TestCluster, ns: &str, name: &str) -> Value {
         .await;
     let v: Value = serde_json::from_str(&out).expect("json");
     v["metadata"]["labels"].clone()
+}
+
+async fn exists_pod(c: &TestCluster, ns: &str, name: &str) -> bool {
+    c.kubectl(&["get", "pod", name, "-n", ns]).await.0
 }
 
 async fn exists(c: &TestCluster, ns: &str, name: &str) -> bool {
@@ -484,6 +494,44 @@ async fn webhooks_mutate_deny_and_skip_what_they_should() {
     assert_eq!(got["metadata"]["labels"]["webhook"], "seen", "{got}");
     assert_eq!(got["spec"]["maxReplicas"], 3, "{got}");
     assert_eq!(calls.get("/label|good-hpa|v1|v2"), 1);
+
+    // Subresources with their own handlers are admitted too: an eviction is
+    // a CREATE of pods/eviction whose object is the policy/v1 Eviction.
+    configure(
+        &c,
+        "ValidatingWebhookConfiguration",
+        "evictions",
+        vec![hook(
+            "evictions.webhooks.example.com",
+            &ca,
+            "/deny",
+            json!({"rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                              "resources": ["pods/eviction"]}]}),
+        )],
+    )
+    .await;
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bad-pod", "namespace": "wh"},
+        "spec": {"containers": [{"name": "app", "image": "registry.k8s.io/pause:3.10"}]}});
+    let (ok, out, err) = c
+        .kubectl_stdin(&["create", "-f", "-"], Some(&pod.to_string()))
+        .await;
+    assert!(ok, "{out} {err}");
+    let http = c.http(crate::harness::Auth::AdminCert);
+    let eviction = json!({"apiVersion": "policy/v1", "kind": "Eviction",
+        "metadata": {"name": "bad-pod", "namespace": "wh"}});
+    let refused = eventually(Duration::from_secs(15), || async {
+        let r = http
+            .post(c.url("/api/v1/namespaces/wh/pods/bad-pod/eviction"))
+            .json(&eviction)
+            .send()
+            .await
+            .expect("post");
+        r.status().as_u16() == 403
+    })
+    .await;
+    assert!(refused, "the eviction webhook never refused");
+    assert!(calls.get("/deny|bad-pod|policy/Eviction|eviction") > 0);
+    assert!(exists_pod(&c, "wh", "bad-pod").await);
 
     // The configurations themselves never go to webhooks: a webhook on
     // everything that fails closed can still be deleted.

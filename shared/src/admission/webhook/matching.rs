@@ -157,6 +157,7 @@ mod tests {
             dry_run: false,
             warnings: None,
             started: None,
+            kind: None,
         }
     }
 

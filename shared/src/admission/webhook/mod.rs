@@ -297,6 +297,8 @@ impl Webhooks {
                         group: d.group.clone(),
                         version: d.version.clone(),
                         resource: d.resource.clone(),
+                        kind_group: d.group.clone(),
+                        kind_version: d.version.clone(),
                         kind: d.kind.clone(),
                     };
                     matching::rule_matches(r, attrs, &g).then(|| Invocation {

@@ -29,17 +29,28 @@ pub struct Gvk {
     pub group: String,
     pub version: String,
     pub resource: String,
+    /// Group and version of the kind (the resource's unless the object is
+    /// a subresource's body of another group, such as `policy/v1` Eviction).
+    pub kind_group: String,
+    pub kind_version: String,
     pub kind: String,
 }
 
 impl Gvk {
     /// The request's own resource and kind.
     pub fn of(attrs: &Attributes<'_>) -> Gvk {
+        let r = attrs.resource;
+        let (kind_group, kind_version, kind) = match attrs.kind {
+            Some((g, v, k)) => (g.to_string(), v.to_string(), k.to_string()),
+            None => (r.group.clone(), r.version.clone(), r.kind.clone()),
+        };
         Gvk {
-            group: attrs.resource.group.clone(),
-            version: attrs.resource.version.clone(),
-            resource: attrs.resource.resource.clone(),
-            kind: attrs.resource.kind.clone(),
+            group: r.group.clone(),
+            version: r.version.clone(),
+            resource: r.resource.clone(),
+            kind_group,
+            kind_version,
+            kind,
         }
     }
 }
@@ -57,7 +68,7 @@ pub fn admission_request(
     req.insert("uid".into(), json!(uid));
     req.insert(
         "kind".into(),
-        json!({"group": sent_as.group, "version": sent_as.version, "kind": sent_as.kind}),
+        json!({"group": sent_as.kind_group, "version": sent_as.kind_version, "kind": sent_as.kind}),
     );
     req.insert(
         "resource".into(),
@@ -68,7 +79,7 @@ pub fn admission_request(
     }
     req.insert(
         "requestKind".into(),
-        json!({"group": own.group, "version": own.version, "kind": own.kind}),
+        json!({"group": own.kind_group, "version": own.kind_version, "kind": own.kind}),
     );
     req.insert(
         "requestResource".into(),

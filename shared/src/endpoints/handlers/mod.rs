@@ -599,17 +599,131 @@ async fn serve_custom(
     };
     let ctx = rest.write_context("CreateOptions")?;
     let (headers, uri) = (req.headers().clone(), req.uri().clone());
-    let body = read_object_body(req).await?;
+    let mut body = read_object_body(req).await?;
+    let mut verb = info.verb.clone();
+    admit_custom(rest, sub, namespace, &ctx, &mut verb, &mut body).await?;
     let (code, value) = (sub.handler)(crate::registry::resource::SubresourceCall {
         store: rest.store,
         namespace,
         name: &info.name,
-        verb: &info.verb,
+        verb: &verb,
         body,
         ctx,
     })
     .await?;
     Ok(respond_to(&headers, &uri, code, &value))
+}
+
+/// Admission for a subresource served by its own handler, as upstream
+/// admits them: a `create` (`pods/binding`, `pods/eviction`,
+/// `serviceaccounts/token`) is a CREATE of the subresource's body (kind
+/// `policy/v1 Eviction`, ...); an `update`/`patch` (`pods/ephemeralcontainers`,
+/// `certificatesigningrequests/approval`) an UPDATE of the object as the
+/// client means it against the current one; a kubelet subresource
+/// (`exec`, `attach`, `portforward`, `proxy`) a CONNECT with its options
+/// from the query. What mutating admission changes is what the handler
+/// gets (a changed patch becomes an update of the whole object). Reads
+/// (`log`, `get`) are not admitted.
+async fn admit_custom(
+    rest: &RestRequest<'_>,
+    sub: &crate::registry::resource::CustomSubresource,
+    namespace: &str,
+    ctx: &WriteContext,
+    verb: &mut String,
+    body: &mut Value,
+) -> Result<(), ApiError> {
+    use crate::admission::{Attributes, Operation};
+    let store = rest.store;
+    let info = rest.info;
+    let connect = sub.kind.2.ends_with("Options");
+    let operation = match (verb.as_str(), connect) {
+        ("create" | "get", true) => Operation::Connect,
+        ("create", false) => Operation::Create,
+        ("update" | "patch", false) => Operation::Update,
+        _ => return Ok(()),
+    };
+    let group = if sub.kind.0.is_empty() && sub.kind.1.is_empty() {
+        store.def.group.as_str()
+    } else {
+        sub.kind.0
+    };
+    let version = if sub.kind.1.is_empty() {
+        store.def.version.as_str()
+    } else {
+        sub.kind.1
+    };
+    let old = match operation {
+        Operation::Update => Some(store.get(namespace, &info.name).await?),
+        _ => None,
+    };
+    let mut object = match (operation, verb.as_str(), &old) {
+        (Operation::Connect, _, _) => connect_options(sub.kind.2, &rest.query),
+        (Operation::Update, "patch", Some(current)) => {
+            let mut merged = current.clone();
+            ::json_patch::merge(&mut merged, body);
+            merged
+        }
+        _ => body.clone(),
+    };
+    let attrs = Attributes {
+        operation,
+        resource: &store.def,
+        subresource: sub.name,
+        namespace,
+        name: &info.name,
+        object: None,
+        old_object: old.as_ref(),
+        user: ctx.user.as_ref(),
+        dry_run: ctx.dry_run,
+        warnings: Some(&ctx.warnings),
+        started: Some(ctx.started.0),
+        kind: Some((group, version, sub.kind.2)),
+    };
+    let changed = store.admission.mutate(&attrs, Some(&mut object)).await?;
+    let attrs = Attributes {
+        object: Some(&object),
+        ..attrs
+    };
+    store.admission.validate(&attrs).await?;
+    if changed && operation != Operation::Connect {
+        if verb == "patch" {
+            *verb = "update".to_string();
+        }
+        *body = object;
+    }
+    Ok(())
+}
+
+/// The options object of a CONNECT (`PodExecOptions`, ...) read from the
+/// query: repeated `command` values form a list, `true`/`false` booleans.
+fn connect_options(kind: &str, query: &Query) -> Value {
+    let mut out = serde_json::Map::new();
+    out.insert("kind".into(), Value::from(kind));
+    out.insert("apiVersion".into(), Value::from("v1"));
+    for (k, v) in &query.0 {
+        if k == "command" {
+            let list = out
+                .entry("command")
+                .or_insert_with(|| Value::Array(Vec::new()));
+            if let Value::Array(a) = list {
+                a.push(Value::from(v.as_str()));
+            }
+            continue;
+        }
+        if out.contains_key(k) {
+            continue;
+        }
+        let value = match v.as_str() {
+            "true" => Value::Bool(true),
+            "false" => Value::Bool(false),
+            _ => match v.parse::<i64>() {
+                Ok(n) if k == "port" || k == "ports" => Value::from(n),
+                _ => Value::from(v.as_str()),
+            },
+        };
+        out.insert(k.clone(), value);
+    }
+    Value::Object(out)
 }
 
 /// Serves one resource request against its store.
