@@ -77,12 +77,34 @@ impl Controller {
         })
     }
 
-    /// Starts the watch and the reconcile loop.
+    /// Starts the watch, the reconcile loop and the namespace cleaner.
     pub fn spawn(self: &Arc<Self>) {
         let me = self.clone();
         tokio::spawn(async move { me.watch_loop().await });
         let me = self.clone();
         tokio::spawn(async move { me.reconcile_loop().await });
+        let me = self.clone();
+        tokio::spawn(async move { crate::namespace_cleanup::run(me).await });
+    }
+
+    /// One store per namespaced custom resource now served (its first
+    /// served version), for deleting a namespace's custom resources.
+    pub fn namespaced_stores(&self) -> Vec<Store> {
+        let cache = match self.cache.lock() {
+            Ok(c) => c,
+            Err(p) => p.into_inner(),
+        };
+        cache
+            .values()
+            .filter_map(|(_, served)| served.first())
+            .filter(|s| s.store.def.namespaced)
+            .map(|s| s.store.clone())
+            .collect()
+    }
+
+    /// The etcd client and key prefix the controller works with.
+    pub fn storage(&self) -> (&EtcdStorage, &str) {
+        (&self.storage, &self.prefix)
     }
 
     async fn watch_loop(&self) {

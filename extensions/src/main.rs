@@ -8,6 +8,7 @@ mod conversion;
 mod crd;
 mod field_validation;
 mod jsonpath;
+mod namespace_cleanup;
 mod naming;
 mod openapi;
 mod openapi_v2;

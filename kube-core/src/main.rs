@@ -208,7 +208,10 @@ async fn main() -> anyhow::Result<()> {
         api.groups(),
         bootstrapped.clone(),
     ));
-    tokio::spawn(controllers::namespace::run(api.groups()));
+    tokio::spawn(controllers::namespace::run(
+        api.groups(),
+        controllers::namespace::CustomResources::new(storage.clone(), &prefix),
+    ));
     tokio::spawn(controllers::service_accounts::run(api.groups()));
     tokio::spawn(bootstrap::ensure_system_priority_classes(api.groups()));
     let policy_written = Arc::new(AtomicBool::new(false));

@@ -1,7 +1,9 @@
 //! The namespace controller: empties a namespace being deleted, then clears
 //! its `spec.finalizers` and removes it (upstream runs this in
 //! kube-controller-manager; kube-core runs it so `kubectl delete namespace`
-//! completes on its own).
+//! completes on its own). Custom resources are deleted by the extensions
+//! tier, which serves them; the namespace is removed only once the shared
+//! etcd holds none of them in it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,21 +14,83 @@ use shared::registry::meta;
 use shared::registry::resource::Subresource;
 use shared::registry::store::{DeleteOptions, ListOptions, Store, UpdateKind, WriteContext};
 use shared::registry::watch::WatchOptions;
+use shared::storage::{EtcdStorage, ListRequest};
+
+/// What the controller reads besides its own stores: the CRDs (to find the
+/// custom resources of a namespace) in the shared etcd.
+#[derive(Clone)]
+pub struct CustomResources {
+    storage: EtcdStorage,
+    prefix: String,
+    crds: tokio::sync::watch::Receiver<shared::registry::informer::Mirror>,
+}
+
+impl CustomResources {
+    /// Mirrors the CRDs under `prefix`.
+    pub fn new(storage: EtcdStorage, prefix: &str) -> Self {
+        let prefix = prefix.trim_end_matches('/').to_string();
+        CustomResources {
+            crds: shared::registry::etcd_mirror::spawn(
+                storage.clone(),
+                format!("{prefix}/apiextensions.k8s.io/customresourcedefinitions"),
+            ),
+            storage,
+            prefix,
+        }
+    }
+
+    /// How many namespaced custom resource kinds still have objects in
+    /// `namespace` (0 when none, or when no CRD is namespaced).
+    async fn kinds_left(&self, namespace: &str) -> Result<usize, String> {
+        let paths: Vec<String> = self
+            .crds
+            .borrow()
+            .objects
+            .values()
+            .filter(|crd| crd.pointer("/spec/scope").and_then(Value::as_str) == Some("Namespaced"))
+            .filter_map(|crd| {
+                let group = crd.pointer("/spec/group")?.as_str()?;
+                let plural = crd.pointer("/spec/names/plural")?.as_str()?;
+                Some(format!("{}/{group}/{plural}/{namespace}/", self.prefix))
+            })
+            .collect();
+        let mut left = 0;
+        for prefix in paths {
+            let page = self
+                .storage
+                .list(&ListRequest {
+                    prefix,
+                    limit: Some(1),
+                    ..Default::default()
+                })
+                .await
+                .map_err(|e| e.to_string())?;
+            if !page.items.is_empty() {
+                left += 1;
+            }
+        }
+        Ok(left)
+    }
+}
 
 /// Runs forever: reacts to namespaces marked for deletion.
-pub async fn run(groups: Arc<GroupSet>) {
+pub async fn run(groups: Arc<GroupSet>, custom: CustomResources) {
     let Some(namespaces) = groups.lookup("", "v1", "namespaces").cloned() else {
         return;
     };
     loop {
-        if let Err(e) = watch_once(&groups, &namespaces).await {
+        if let Err(e) = watch_once(&groups, &namespaces, &custom).await {
             tracing::warn!(error = %e, "namespace controller: watch failed; retrying");
         }
         tokio::time::sleep(Duration::from_secs(2)).await;
     }
 }
 
-async fn watch_once(groups: &GroupSet, namespaces: &Store) -> Result<(), String> {
+async fn watch_once(
+    groups: &GroupSet,
+    namespaces: &Store,
+    custom: &CustomResources,
+) -> Result<(), String> {
     let opts = WatchOptions {
         list: ListOptions::default(),
         ..Default::default()
@@ -41,13 +105,19 @@ async fn watch_once(groups: &GroupSet, namespaces: &Store) -> Result<(), String>
         }
         if (ev.type_ == "ADDED" || ev.type_ == "MODIFIED") && meta::is_deleting(&ev.object) {
             let name = meta::name(&ev.object).to_string();
-            if let Err(e) = finalize(groups, namespaces, &name).await {
-                tracing::warn!(namespace = %name, error = %e, "namespace cleanup incomplete; will retry");
+            if let Err(e) = finalize(groups, namespaces, custom, &name).await {
+                tracing::info!(namespace = %name, error = %e, "namespace cleanup incomplete; will retry");
                 let groups = groups.clone();
                 let namespaces = namespaces.clone();
+                let custom = custom.clone();
                 tokio::spawn(async move {
-                    tokio::time::sleep(Duration::from_secs(5)).await;
-                    let _ = finalize(&groups, &namespaces, &name).await;
+                    // Custom resources go in the extensions tier's own time.
+                    for _ in 0..60 {
+                        tokio::time::sleep(Duration::from_secs(2)).await;
+                        if finalize(&groups, &namespaces, &custom, &name).await.is_ok() {
+                            return;
+                        }
+                    }
                 });
             }
         }
@@ -56,7 +126,12 @@ async fn watch_once(groups: &GroupSet, namespaces: &Store) -> Result<(), String>
 }
 
 /// Deletes everything in the namespace, then the namespace itself.
-async fn finalize(groups: &GroupSet, namespaces: &Store, name: &str) -> Result<(), String> {
+async fn finalize(
+    groups: &GroupSet,
+    namespaces: &Store,
+    custom: &CustomResources,
+    name: &str,
+) -> Result<(), String> {
     let ctx = WriteContext::default();
     let delete_now = DeleteOptions {
         grace_period_seconds: Some(0),
@@ -75,6 +150,10 @@ async fn finalize(groups: &GroupSet, namespaces: &Store, name: &str) -> Result<(
     }
     if remaining > 0 {
         return Err(format!("{remaining} objects still have finalizers"));
+    }
+    let kinds = custom.kinds_left(name).await?;
+    if kinds > 0 {
+        return Err(format!("custom resources of {kinds} kinds remain"));
     }
     let clear: &(dyn Fn(&Value) -> Result<Value, shared::endpoints::status::ApiError>
           + Send
