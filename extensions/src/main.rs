@@ -146,9 +146,11 @@ fn custom_resource_admission(
     storage: &EtcdStorage,
     prefix: &str,
 ) -> anyhow::Result<AdmissionChain> {
-    let mut available: Vec<Arc<dyn shared::admission::AdmissionPlugin>> = vec![Arc::new(
-        shared::admission::namespace_lifecycle::NamespaceLifecycle::new(storage.clone(), prefix),
-    )];
+    let namespace_lifecycle =
+        shared::admission::namespace_lifecycle::NamespaceLifecycle::new(storage.clone(), prefix);
+    namespace_lifecycle.mirror_namespaces();
+    let mut available: Vec<Arc<dyn shared::admission::AdmissionPlugin>> =
+        vec![Arc::new(namespace_lifecycle)];
     available
         .extend(shared::admission::webhook::Webhooks::start(storage.clone(), prefix).plugins());
     available.push(shared::admission::policy::plugin(

@@ -105,7 +105,7 @@ async fn main() -> anyhow::Result<()> {
     );
     let (authorizer, rbac_authorizer) = build_authorizer(&opts.authorization_mode)?;
     let built_in = admission::BuiltInPlugins::new();
-    let mut available = built_in.all(namespace_lifecycle.clone());
+    let mut available = built_in.all(namespace_lifecycle.clone(), authorizer.clone());
     let webhooks = shared::admission::webhook::Webhooks::start(storage.clone(), &prefix);
     available.extend(webhooks.plugins());
     let policies =

@@ -4,13 +4,17 @@
 //! `--enable-admission-plugins` / `--disable-admission-plugins`; see
 //! [`shared::admission::plugins`].
 
+pub mod certificates;
 pub mod default_class;
 pub mod default_toleration_seconds;
 pub mod limit_ranger;
+pub mod node_taint;
+pub mod pod_security;
 pub mod priority;
 pub mod resource_quota;
 pub mod runtime_class;
 pub mod service_account;
+pub mod storage_protection;
 
 use std::sync::Arc;
 
@@ -27,6 +31,8 @@ pub const READS: &[(&str, &str, &str)] = &[
     ("node.k8s.io", "v1", "runtimeclasses"),
     ("storage.k8s.io", "v1", "storageclasses"),
     ("networking.k8s.io", "v1", "ingressclasses"),
+    ("", "v1", "namespaces"),
+    ("", "v1", "pods"),
 ];
 
 /// Upstream's `admission.NewForbidden`: 403 on the object being admitted.
@@ -57,6 +63,7 @@ impl BuiltInPlugins {
     pub fn all(
         &self,
         namespace_lifecycle: Arc<shared::admission::namespace_lifecycle::NamespaceLifecycle>,
+        authorizer: Arc<dyn shared::authorization::Authorizer>,
     ) -> Vec<Arc<dyn AdmissionPlugin>> {
         let objects = &self.objects;
         vec![
@@ -67,6 +74,7 @@ impl BuiltInPlugins {
             Arc::new(service_account::ServiceAccount {
                 objects: objects.clone(),
             }),
+            Arc::new(pod_security::PodSecurity::new(objects.clone())),
             Arc::new(priority::Priority {
                 objects: objects.clone(),
             }),
@@ -83,6 +91,16 @@ impl BuiltInPlugins {
             Arc::new(resource_quota::ResourceQuota {
                 objects: objects.clone(),
             }),
+            Arc::new(storage_protection::StorageObjectInUseProtection),
+            Arc::new(storage_protection::PersistentVolumeClaimResize {
+                objects: objects.clone(),
+            }),
+            Arc::new(node_taint::TaintNodesByCondition),
+            Arc::new(certificates::CertificateApproval {
+                authorizer: authorizer.clone(),
+            }),
+            Arc::new(certificates::CertificateSigning { authorizer }),
+            Arc::new(certificates::CertificateSubjectRestriction),
         ]
     }
 }

@@ -26,6 +26,9 @@ pub struct NamespaceLifecycle {
     prefix: String,
     /// The namespaces store, set once the API groups are built (kube-core).
     pub namespaces: OnceLock<Arc<Store>>,
+    /// A mirror of the namespaces in etcd, for a tier that does not serve
+    /// them (extensions), set with [`NamespaceLifecycle::mirror_namespaces`].
+    mirror: OnceLock<tokio::sync::watch::Receiver<crate::registry::informer::Mirror>>,
 }
 
 impl NamespaceLifecycle {
@@ -35,12 +38,27 @@ impl NamespaceLifecycle {
             storage,
             prefix: prefix.trim_end_matches('/').to_string(),
             namespaces: OnceLock::new(),
+            mirror: OnceLock::new(),
         }
+    }
+
+    /// Keeps a mirror of the namespaces from etcd (list + watch), so a tier
+    /// without a namespaces store reads them from memory instead of etcd
+    /// on every write. A namespace the mirror does not hold yet is read
+    /// from etcd.
+    pub fn mirror_namespaces(&self) {
+        let _ = self.mirror.set(crate::registry::etcd_mirror::spawn(
+            self.storage.clone(),
+            format!("{}/namespaces", self.prefix),
+        ));
     }
 
     /// The namespace as the watch cache holds it; `None` when the cache
     /// cannot say (not ready, or the namespace is not in it).
     async fn cached_namespace(&self, name: &str) -> Option<Value> {
+        if let Some(mirror) = self.mirror.get() {
+            return mirror.borrow().objects.get(name).cloned();
+        }
         let store = self.namespaces.get()?;
         let cached = store.get_from_cache("", name, "0").await.ok()??;
         serde_json::from_slice(&cached.bytes).ok()

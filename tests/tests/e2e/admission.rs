@@ -317,3 +317,147 @@ async fn claims_and_ingresses_get_the_default_class() {
     let ing = get_json(&c, &["get", "ingress", "web", "-n", "default"]).await;
     assert_eq!(ing["spec"]["ingressClassName"], "nginx");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn storage_nodes_and_certificates_plugins() {
+    let c = TestCluster::start().await;
+    // StorageObjectInUseProtection.
+    let pv = json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv1"},
+        "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                 "hostPath": {"path": "/tmp/pv1"}}});
+    let claim = json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "data", "namespace": "default"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "fixed",
+                 "resources": {"requests": {"storage": "1Gi"}}}});
+    let sc = |name: &str, expand: bool| {
+        json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": name},
+            "provisioner": "example.com/csi", "allowVolumeExpansion": expand})
+    };
+    for obj in [&pv, &claim, &sc("fixed", false), &sc("growing", true)] {
+        let (ok, out, err) = apply(&c, obj).await;
+        assert!(ok, "{out} {err}");
+    }
+    let got = get_json(&c, &["get", "pv", "pv1"]).await;
+    assert_eq!(
+        got["metadata"]["finalizers"],
+        json!(["kubernetes.io/pv-protection"])
+    );
+    let got = get_json(&c, &["get", "pvc", "data", "-n", "default"]).await;
+    assert_eq!(
+        got["metadata"]["finalizers"],
+        json!(["kubernetes.io/pvc-protection"])
+    );
+
+    // PersistentVolumeClaimResize.
+    async fn grow(c: &TestCluster, name: &str) -> (bool, String, String) {
+        let patch = r#"{"spec":{"resources":{"requests":{"storage":"2Gi"}}}}"#;
+        c.kubectl(&["patch", "pvc", name, "-n", "default", "-p", patch])
+            .await
+    }
+    let (ok, _, err) = grow(&c, "data").await;
+    assert!(
+        !ok && err.contains("Only bound persistent volume claims can be expanded"),
+        "{err}"
+    );
+    let bind = |name: &str| {
+        vec![
+            "patch".to_string(),
+            "pvc".into(),
+            name.into(),
+            "-n".into(),
+            "default".into(),
+            "--subresource=status".into(),
+            "--type=merge".into(),
+            "-p".into(),
+            r#"{"status":{"phase":"Bound"}}"#.into(),
+        ]
+    };
+    let args = bind("data");
+    c.kubectl_ok(&args.iter().map(String::as_str).collect::<Vec<_>>())
+        .await;
+    let (ok, _, err) = grow(&c, "data").await;
+    assert!(
+        !ok && err.contains("only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize"),
+        "{err}"
+    );
+    let mut growing = claim.clone();
+    growing["metadata"]["name"] = json!("more");
+    growing["spec"]["storageClassName"] = json!("growing");
+    let (ok, out, err) = apply(&c, &growing).await;
+    assert!(ok, "{out} {err}");
+    let args = bind("more");
+    c.kubectl_ok(&args.iter().map(String::as_str).collect::<Vec<_>>())
+        .await;
+    let (ok, _, err) = grow(&c, "more").await;
+    assert!(ok, "{err}");
+
+    // TaintNodesByCondition.
+    let node = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}});
+    let (ok, out, err) = apply(&c, &node).await;
+    assert!(ok, "{out} {err}");
+    let got = get_json(&c, &["get", "node", "n1"]).await;
+    assert_eq!(
+        got["spec"]["taints"],
+        json!([{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}])
+    );
+
+    // CertificateSubjectRestriction.
+    let key = rcgen::KeyPair::generate().expect("key");
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "mallory");
+    params
+        .distinguished_name
+        .push(rcgen::DnType::OrganizationName, "system:masters");
+    let pem = params
+        .serialize_request(&key)
+        .expect("csr")
+        .pem()
+        .expect("pem");
+    let request = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, pem);
+    let csr = |name: &str, signer: &str| {
+        json!({"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+            "metadata": {"name": name},
+            "spec": {"request": request, "signerName": signer, "usages": ["client auth"]}})
+    };
+    let (ok, _, err) = apply(&c, &csr("masters", "kubernetes.io/kube-apiserver-client")).await;
+    assert!(!ok);
+    assert!(
+        err.contains(r#"certificatesigningrequests.certificates.k8s.io "masters" is forbidden: use of kubernetes.io/kube-apiserver-client signer with system:masters group is not allowed"#),
+        "{err}"
+    );
+    // Another signer may carry the group.
+    let (ok, out, err) = apply(&c, &csr("other", "example.com/signer")).await;
+    assert!(ok, "{out} {err}");
+
+    // CertificateApproval: updating the approval subresource is not enough;
+    // the approver needs `approve` on the signer.
+    let rbac = json!({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "csr-approver"},
+         "rules": [{"apiGroups": ["certificates.k8s.io"], "resources": ["certificatesigningrequests", "certificatesigningrequests/approval"],
+                    "verbs": ["get", "list", "update", "patch"]}]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "csr-approver"},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "csr-approver"},
+         "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "bob"}]}]});
+    let (ok, out, err) = c
+        .kubectl_stdin(
+            &["create", "--validate=false", "-f", "-"],
+            Some(&rbac.to_string()),
+        )
+        .await;
+    assert!(ok, "{out} {err}");
+    let denied = eventually(Duration::from_secs(10), || async {
+        let (ok, _, err) = c
+            .kubectl(&["certificate", "approve", "other", "--as=bob"])
+            .await;
+        !ok && err.contains(
+            r#"user not permitted to approve requests with signerName \"example.com/signer\""#,
+        ) || err.contains(
+            r#"user not permitted to approve requests with signerName "example.com/signer""#,
+        )
+    })
+    .await;
+    assert!(denied, "bob approved without approve on the signer");
+    c.kubectl_ok(&["certificate", "approve", "other"]).await;
+}
