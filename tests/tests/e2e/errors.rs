@@ -240,3 +240,63 @@ async fn error_statuses_match_upstream() {
         assert_eq!(r.status(), 200, "{url}");
     }
 }
+
+/// A JSON Patch whose `copy` operations double the object is refused (422)
+/// before it can exhaust memory, one with more than 10,000 operations is a
+/// 413, and the tier keeps serving.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_patch_bombs_are_refused() {
+    let c = TestCluster::start().await;
+    let http = c.http(Auth::AdminCert);
+    let url = c.url("/api/v1/namespaces/default/configmaps");
+    let r = http
+        .post(&url)
+        .json(&serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "bomb"}, "data": {"seed": "x".repeat(1024)}}))
+        .send()
+        .await
+        .expect("create");
+    assert_eq!(r.status().as_u16(), 201);
+    let mut ops =
+        vec![serde_json::json!({"op": "add", "path": "/metadata/annotations", "value": {}})];
+    ops.push(
+        serde_json::json!({"op": "copy", "from": "/data/seed", "path": "/metadata/annotations/a0"}),
+    );
+    for i in 1..64 {
+        // Each copy doubles what the previous one wrote.
+        ops.push(
+            serde_json::json!({"op": "copy", "from": "/metadata/annotations",
+            "path": format!("/metadata/annotations/a{i}")}),
+        );
+    }
+    let patch = |body: String| {
+        http.patch(format!("{url}/bomb"))
+            .header("Content-Type", "application/json-patch+json")
+            .body(body)
+            .send()
+    };
+    let r = patch(serde_json::to_string(&ops).expect("json"))
+        .await
+        .expect("patch");
+    let status = expect_status(r, 422, "Invalid").await;
+    assert!(
+        status["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("more than 3145728 bytes"),
+        "{status}"
+    );
+    let many: Vec<_> = (0..10_001)
+        .map(|_| serde_json::json!({"op": "test", "path": "/kind", "value": "ConfigMap"}))
+        .collect();
+    let r = patch(serde_json::to_string(&many).expect("json"))
+        .await
+        .expect("patch");
+    let status = expect_status(r, 413, "RequestEntityTooLarge").await;
+    assert_eq!(
+        status["message"],
+        "Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001"
+    );
+    let r = http.get(format!("{url}/bomb")).send().await.expect("get");
+    assert_eq!(r.status().as_u16(), 200);
+}

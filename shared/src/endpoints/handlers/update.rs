@@ -90,14 +90,27 @@ pub async fn patch(
                 ))
             })?;
             if ops.0.len() > MAX_JSON_PATCH_OPERATIONS {
-                return Err(ApiError::bad_request(format!(
-                    "the allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {}",
-                    ops.0.len()
-                )));
+                return Err(ApiError {
+                    code: 413,
+                    reason: "RequestEntityTooLarge",
+                    message: format!(
+                        "Request entity too large: The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {}",
+                        ops.0.len()
+                    ),
+                    details: None,
+                    continue_token: None,
+                });
             }
             Box::new(move |old: &Value| {
                 let mut doc = old.clone();
-                json_patch::patch(&mut doc, &ops).map_err(|e| ApiError {
+                // `copy` chains that double the object are stopped at the
+                // request body limit, as upstream's accumulated copy limit.
+                crate::registry::json_patch::apply_bounded(
+                    &mut doc,
+                    &ops,
+                    super::MAX_REQUEST_BODY_BYTES,
+                )
+                .map_err(|e| ApiError {
                     code: 422,
                     reason: "Invalid",
                     message: format!(
