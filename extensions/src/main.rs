@@ -148,13 +148,20 @@ fn custom_resource_admission(
 ) -> anyhow::Result<AdmissionChain> {
     let namespace_lifecycle =
         shared::admission::namespace_lifecycle::NamespaceLifecycle::new(storage.clone(), prefix);
-    namespace_lifecycle.mirror_namespaces();
+    let namespaces = shared::admission::namespaces::Namespaces::start(storage.clone(), prefix);
+    namespace_lifecycle.read_namespaces_from(namespaces.clone());
     let mut available: Vec<Arc<dyn shared::admission::AdmissionPlugin>> =
         vec![Arc::new(namespace_lifecycle)];
-    available
-        .extend(shared::admission::webhook::Webhooks::start(storage.clone(), prefix).plugins());
+    available.extend(
+        shared::admission::webhook::Webhooks::start(storage.clone(), prefix, namespaces.clone())
+            .plugins(),
+    );
     available.push(shared::admission::policy::plugin(
-        &shared::admission::policy::ValidatingAdmissionPolicy::start(storage.clone(), prefix),
+        &shared::admission::policy::ValidatingAdmissionPolicy::start(
+            storage.clone(),
+            prefix,
+            namespaces,
+        ),
     ));
     let (plugins, _built_in_only) = shared::admission::plugins::ordered(options, available)
         .map_err(|e| anyhow::anyhow!("{e}"))?;

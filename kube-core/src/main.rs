@@ -106,10 +106,12 @@ async fn main() -> anyhow::Result<()> {
     let (authorizer, rbac_authorizer) = build_authorizer(&opts.authorization_mode)?;
     let built_in = admission::BuiltInPlugins::new();
     let mut available = built_in.all(namespace_lifecycle.clone(), authorizer.clone());
-    let webhooks = shared::admission::webhook::Webhooks::start(storage.clone(), &prefix);
+    let namespaces = shared::admission::namespaces::Namespaces::start(storage.clone(), &prefix);
+    let webhooks =
+        shared::admission::webhook::Webhooks::start(storage.clone(), &prefix, namespaces.clone());
     available.extend(webhooks.plugins());
     let policies =
-        shared::admission::policy::ValidatingAdmissionPolicy::start(storage.clone(), &prefix);
+        shared::admission::policy::ValidatingAdmissionPolicy::start(storage.clone(), &prefix, namespaces);
     available.push(shared::admission::policy::plugin(&policies));
     let (mut plugins, unimplemented) =
         shared::admission::plugins::ordered(&opts.admission, available)

@@ -20,6 +20,7 @@
 //! `--disable-admission-plugins`.
 
 pub mod namespace_lifecycle;
+pub mod namespaces;
 pub mod objects;
 pub mod plugins;
 pub mod policy;

@@ -26,9 +26,9 @@ pub struct NamespaceLifecycle {
     prefix: String,
     /// The namespaces store, set once the API groups are built (kube-core).
     pub namespaces: OnceLock<Arc<Store>>,
-    /// A mirror of the namespaces in etcd, for a tier that does not serve
-    /// them (extensions), set with [`NamespaceLifecycle::mirror_namespaces`].
-    mirror: OnceLock<tokio::sync::watch::Receiver<crate::registry::informer::Mirror>>,
+    /// The tier's namespace mirror, for a tier that does not serve them
+    /// (extensions), set with [`NamespaceLifecycle::read_namespaces_from`].
+    mirror: OnceLock<Arc<super::namespaces::Namespaces>>,
 }
 
 impl NamespaceLifecycle {
@@ -42,22 +42,18 @@ impl NamespaceLifecycle {
         }
     }
 
-    /// Keeps a mirror of the namespaces from etcd (list + watch), so a tier
-    /// without a namespaces store reads them from memory instead of etcd
-    /// on every write. A namespace the mirror does not hold yet is read
-    /// from etcd.
-    pub fn mirror_namespaces(&self) {
-        let _ = self.mirror.set(crate::registry::etcd_mirror::spawn(
-            self.storage.clone(),
-            format!("{}/namespaces", self.prefix),
-        ));
+    /// Reads namespaces from the tier's mirror instead of etcd on every
+    /// write (a tier without a namespaces store); a namespace the mirror
+    /// does not hold yet is read from etcd.
+    pub fn read_namespaces_from(&self, namespaces: Arc<super::namespaces::Namespaces>) {
+        let _ = self.mirror.set(namespaces);
     }
 
     /// The namespace as the watch cache holds it; `None` when the cache
     /// cannot say (not ready, or the namespace is not in it).
     async fn cached_namespace(&self, name: &str) -> Option<Value> {
         if let Some(mirror) = self.mirror.get() {
-            return mirror.borrow().objects.get(name).cloned();
+            return mirror.cached(name);
         }
         let store = self.namespaces.get()?;
         let cached = store.get_from_cache("", name, "0").await.ok()??;

@@ -242,13 +242,18 @@ pub struct ValidatingAdmissionPolicy {
     synced: tokio::sync::watch::Receiver<(bool, bool)>,
     storage: EtcdStorage,
     prefix: String,
+    namespaces: Arc<super::namespaces::Namespaces>,
     /// Where param kinds are stored; the tier adds its own kinds once built.
     pub params: Arc<ParamKinds>,
 }
 
 impl ValidatingAdmissionPolicy {
     /// Starts reading policies and bindings under `prefix` (`/registry`).
-    pub fn start(storage: EtcdStorage, prefix: &str) -> Arc<Self> {
+    pub fn start(
+        storage: EtcdStorage,
+        prefix: &str,
+        namespaces: Arc<super::namespaces::Namespaces>,
+    ) -> Arc<Self> {
         let prefix = prefix.trim_end_matches('/').to_string();
         let policies = crate::registry::etcd_mirror::spawn(
             storage.clone(),
@@ -272,6 +277,7 @@ impl ValidatingAdmissionPolicy {
             params: Arc::new(ParamKinds::new(storage.clone(), &prefix)),
             storage,
             prefix,
+            namespaces,
         })
     }
 }
@@ -363,7 +369,7 @@ impl ValidatingAdmissionPolicy {
         if ns.is_empty() || attrs.is("", "namespaces") {
             return Ok(None);
         }
-        super::webhook::read_namespace(&self.storage, &self.prefix, ns)
+        super::webhook::read_namespace(&self.namespaces, ns)
             .await
             .map(Some)
     }

@@ -120,8 +120,7 @@ pub struct Webhooks {
     mutating: WebhookSource,
     validating: WebhookSource,
     client: WebhookClient,
-    storage: EtcdStorage,
-    prefix: String,
+    namespaces: Arc<super::namespaces::Namespaces>,
     /// Every resource the tier serves, for `matchPolicy: Equivalent`.
     resources: std::sync::OnceLock<Vec<Arc<ResourceDef>>>,
 }
@@ -177,7 +176,11 @@ impl Webhooks {
     }
 
     /// Starts reading the configurations under `prefix` (`/registry`).
-    pub fn start(storage: EtcdStorage, prefix: &str) -> Arc<Webhooks> {
+    pub fn start(
+        storage: EtcdStorage,
+        prefix: &str,
+        namespaces: Arc<super::namespaces::Namespaces>,
+    ) -> Arc<Webhooks> {
         let prefix = prefix.trim_end_matches('/').to_string();
         Arc::new(Webhooks {
             mutating: WebhookSource::spawn(
@@ -191,8 +194,7 @@ impl Webhooks {
                 false,
             ),
             client: WebhookClient::new(storage.clone(), &prefix),
-            storage,
-            prefix,
+            namespaces,
             resources: std::sync::OnceLock::new(),
         })
     }
@@ -207,7 +209,7 @@ impl Webhooks {
 
     /// The labels of namespace `name`; 404 when it does not exist.
     async fn namespace_labels(&self, name: &str) -> Result<Map<String, Value>, ApiError> {
-        let ns = read_namespace(&self.storage, &self.prefix, name).await?;
+        let ns = read_namespace(&self.namespaces, name).await?;
         Ok(ns
             .pointer("/metadata/labels")
             .and_then(Value::as_object)
@@ -216,28 +218,20 @@ impl Webhooks {
     }
 }
 
-/// Namespace `name` as stored (the tiers share one etcd); 404 when it does
-/// not exist.
+/// Namespace `name`; 404 when it does not exist.
 pub(crate) async fn read_namespace(
-    storage: &EtcdStorage,
-    prefix: &str,
+    namespaces: &super::namespaces::Namespaces,
     name: &str,
 ) -> Result<Value, ApiError> {
-    let key = format!("{prefix}/namespaces/{name}");
-    let kv = storage
-        .get(&key)
-        .await
-        .map_err(crate::registry::store::storage_error)?;
-    let Some(kv) = kv else {
-        return Err(ApiError::not_found(
+    namespaces.get(name).await?.ok_or_else(|| {
+        ApiError::not_found(
             GroupResource {
                 group: "",
                 resource: "namespaces",
             },
             name,
-        ));
-    };
-    crate::protobuf::decode_from_storage(&kv.value).map_err(ApiError::internal)
+        )
+    })
 }
 
 /// Why a call did not yield an answer to act on.
