@@ -51,9 +51,48 @@ use shared::storage::EtcdStorage;
 
 pub use services::ServiceStrategy;
 
+/// The kinds whose DELETE answers with the deleted object (upstream's
+/// registries that set `ReturnDeletedObject`); every other kind answers
+/// with a Success `Status`.
+const RETURN_DELETED_OBJECT: &[(&str, &str)] = &[
+    ("", "namespaces"),
+    ("", "persistentvolumes"),
+    ("", "persistentvolumeclaims"),
+    ("", "pods"),
+    ("", "podtemplates"),
+    ("", "resourcequotas"),
+    ("", "services"),
+    ("", "serviceaccounts"),
+    ("resource.k8s.io", "deviceclasses"),
+    ("resource.k8s.io", "devicetaintrules"),
+    ("resource.k8s.io", "resourceclaims"),
+    ("resource.k8s.io", "resourceclaimtemplates"),
+    ("resource.k8s.io", "resourcepoolstatusrequests"),
+    ("resource.k8s.io", "resourceslices"),
+    ("storage.k8s.io", "csidrivers"),
+    ("storage.k8s.io", "csinodes"),
+    ("storage.k8s.io", "storageclasses"),
+    ("storage.k8s.io", "volumeattachments"),
+    ("storage.k8s.io", "volumeattributesclasses"),
+];
+
 /// All resource declarations, in upstream's discovery order (core first,
 /// then the groups by upstream's group priority).
 pub fn definitions() -> Vec<ResourceDef> {
+    declared()
+        .into_iter()
+        .map(|d| {
+            let returns = RETURN_DELETED_OBJECT.contains(&(d.group.as_str(), d.resource.as_str()));
+            if returns {
+                d.returns_deleted_object()
+            } else {
+                d
+            }
+        })
+        .collect()
+}
+
+fn declared() -> Vec<ResourceDef> {
     let mut defs = core_v1::definitions();
     let core_event = defs
         .iter()

@@ -341,3 +341,100 @@ async fn finalizers_dry_run_generate_name_and_paging() {
         "{st}"
     );
 }
+
+/// DELETE answers as upstream's registry of each kind: the deleted object
+/// for the kinds upstream returns it for (Services, ServiceAccounts, ...),
+/// a Success Status for the others (ConfigMaps), and the object marked for
+/// deletion while finalizers hold it; a dry-run DELETE answers the same and
+/// deletes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_answers_per_kind_as_upstream() {
+    let c = TestCluster::start().await;
+    let http = c.http(Auth::AdminCert);
+    let ns = "/api/v1/namespaces/default";
+    let create = |path: &str, body: serde_json::Value| {
+        let url = c.url(&format!("{ns}/{path}"));
+        let http = http.clone();
+        async move {
+            let r = http.post(url).json(&body).send().await.expect("post");
+            assert_eq!(
+                r.status().as_u16(),
+                201,
+                "{}",
+                r.text().await.unwrap_or_default()
+            );
+        }
+    };
+    create(
+        "services",
+        json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
+        "spec": {"ports": [{"port": 80}]}}),
+    )
+    .await;
+    create(
+        "configmaps",
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}}),
+    )
+    .await;
+    create(
+        "serviceaccounts",
+        json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "sa"}}),
+    )
+    .await;
+    create(
+        "persistentvolumeclaims",
+        json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "claim"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}),
+    )
+    .await;
+    let delete = |path: &str, query: &str| {
+        let url = c.url(&format!("{ns}/{path}{query}"));
+        let http = http.clone();
+        async move {
+            let r = http.delete(url).send().await.expect("delete");
+            let code = r.status().as_u16();
+            let v: serde_json::Value = r.json().await.expect("json");
+            (code, v)
+        }
+    };
+    // Dry run first: the same answer, nothing deleted.
+    let (code, v) = delete("services/web", "?dryRun=All").await;
+    assert_eq!((code, v["kind"].as_str()), (200, Some("Service")), "{v}");
+    let (code, v) = delete("services/web", "").await;
+    assert_eq!((code, v["kind"].as_str()), (200, Some("Service")), "{v}");
+    assert_eq!(v["metadata"]["name"], "web");
+    let (code, v) = delete("serviceaccounts/sa", "").await;
+    assert_eq!(
+        (code, v["kind"].as_str()),
+        (200, Some("ServiceAccount")),
+        "{v}"
+    );
+    let (code, v) = delete("configmaps/cm", "?dryRun=All").await;
+    assert_eq!(
+        (code, v["kind"].as_str(), v["status"].as_str()),
+        (200, Some("Status"), Some("Success")),
+        "{v}"
+    );
+    let r = http
+        .get(c.url(&format!("{ns}/configmaps/cm")))
+        .send()
+        .await
+        .expect("get");
+    assert_eq!(r.status().as_u16(), 200, "a dry-run delete deleted");
+    let (code, v) = delete("configmaps/cm", "").await;
+    assert_eq!(
+        (code, v["kind"].as_str(), v["status"].as_str()),
+        (200, Some("Status"), Some("Success")),
+        "{v}"
+    );
+    assert_eq!(v["details"]["name"], "cm", "{v}");
+    // Held by its protection finalizer: the object, marked for deletion.
+    let (code, v) = delete("persistentvolumeclaims/claim", "").await;
+    assert_eq!(
+        (code, v["kind"].as_str()),
+        (200, Some("PersistentVolumeClaim")),
+        "{v}"
+    );
+    assert!(v["metadata"]["deletionTimestamp"].is_string(), "{v}");
+}
