@@ -12,6 +12,7 @@
 //! - [`registry`]: resource declarations and the generic store;
 //! - [`storage`]: etcd;
 //! - [`admission`]: plugins that see every write;
+//! - [`metrics`]: the Prometheus registry served at `/metrics`;
 //! - [`proxy`]: delegation to the next tier with the caller's identity.
 
 pub mod admission;
@@ -23,6 +24,7 @@ pub mod client;
 pub mod endpoints;
 pub mod fieldmanager;
 pub mod filters;
+pub mod metrics;
 pub mod openapi;
 pub mod protobuf;
 pub mod proxy;

@@ -173,6 +173,9 @@ impl ApiServer {
         if path == "/version" {
             return json_response(200, &self.version, false);
         }
+        if path == "/metrics" && req.method() == http::Method::GET {
+            return crate::metrics::response();
+        }
         let req = match &self.interceptor {
             Some(i) => match i.intercept(req, &info) {
                 Ok(fut) => return fut.await,

@@ -533,6 +533,27 @@ async fn webhooks_mutate_deny_and_skip_what_they_should() {
     assert!(calls.get("/deny|bad-pod|policy/Eviction|eviction") > 0);
     assert!(exists_pod(&c, "wh", "bad-pod").await);
 
+    // Each webhook's calls, latency and rejections are on kube-core's
+    // /metrics under upstream's names.
+    let port = c.cluster.ports().kube_core;
+    let metrics = c
+        .http(crate::harness::Auth::FrontProxyCert)
+        .get(format!("https://127.0.0.1:{port}/metrics"))
+        .header("X-Remote-User", "prometheus")
+        .header("X-Remote-Group", "system:monitoring")
+        .send()
+        .await
+        .expect("metrics");
+    assert_eq!(metrics.status().as_u16(), 200);
+    let text = metrics.text().await.expect("text");
+    for expected in [
+        r#"apiserver_admission_webhook_request_total{code="403",name="deny.webhooks.example.com",operation="CREATE",rejected="true",type="validating"}"#,
+        r#"apiserver_admission_webhook_rejection_count{error_type="no_error",name="deny.webhooks.example.com",operation="CREATE",rejection_code="403",type="validating"}"#,
+        r#"apiserver_admission_webhook_admission_duration_seconds_bucket{name="label.webhooks.example.com",operation="CREATE",rejected="false",type="admit",le="0.005"}"#,
+    ] {
+        assert!(text.contains(expected), "{expected} not in:\n{text}");
+    }
+
     // The configurations themselves never go to webhooks: a webhook on
     // everything that fails closed can still be deleted.
     configure(

@@ -28,6 +28,7 @@
 pub mod client;
 pub mod config;
 pub mod matching;
+pub mod metrics;
 pub mod review;
 
 use std::collections::HashSet;
@@ -449,13 +450,27 @@ impl Webhooks {
             )));
         }
         let started = Instant::now();
+        let operation = attrs.operation.as_str();
+        let calling_error = |reason: String| {
+            metrics::observe(
+                &hook.name,
+                hook.mutating,
+                operation,
+                started.elapsed(),
+                &metrics::Outcome::CallingError {
+                    code: if hook.fail_open { 200 } else { 500 },
+                    rejected: !hook.fail_open,
+                },
+            );
+            HookError::Calling(reason)
+        };
         let answer = self
             .client
             .post(hook, target, Bytes::from(body), hook.timeout.min(remaining))
             .await
-            .map_err(|e| HookError::Calling(format!("failed to call webhook: {e}")))?;
+            .map_err(|e| calling_error(format!("failed to call webhook: {e}")))?;
         let answer = review::verify(version, &uid, hook.mutating, &answer)
-            .map_err(|e| HookError::Calling(format!("received invalid webhook response: {e}")))?;
+            .map_err(|e| calling_error(format!("received invalid webhook response: {e}")))?;
         tracing::debug!(
             webhook = %hook.name,
             allowed = answer.allowed,
@@ -465,8 +480,19 @@ impl Webhooks {
         for w in &answer.warnings {
             attrs.warn(w.clone());
         }
-        if !answer.allowed {
-            return Err(HookError::Final(denial(&hook.name, answer.status.as_ref())));
+        let denied = (!answer.allowed).then(|| denial(&hook.name, answer.status.as_ref()));
+        metrics::observe(
+            &hook.name,
+            hook.mutating,
+            operation,
+            started.elapsed(),
+            &metrics::Outcome::Answered {
+                allowed: answer.allowed,
+                code: denied.as_ref().map(|d| d.code).unwrap_or(200),
+            },
+        );
+        if let Some(d) = denied {
+            return Err(HookError::Final(d));
         }
         Ok(answer)
     }
@@ -480,6 +506,7 @@ impl Webhooks {
                 let msg = format!("failed calling webhook {:?}: {reason}", hook.name);
                 if hook.fail_open {
                     tracing::warn!(webhook = %hook.name, "Failed calling webhook, failing open: {msg}");
+                    metrics::fail_open(&hook.name, hook.mutating);
                     None
                 } else {
                     tracing::warn!(webhook = %hook.name, "Failed calling webhook, failing closed: {msg}");
