@@ -109,9 +109,11 @@ async fn main() -> anyhow::Result<()> {
     let namespaces = shared::admission::namespaces::Namespaces::start(storage.clone(), &prefix);
     let webhooks =
         shared::admission::webhook::Webhooks::start(storage.clone(), &prefix, namespaces.clone());
+    webhooks.set_authorizer(authorizer.clone());
     available.extend(webhooks.plugins());
     let policies =
         shared::admission::policy::ValidatingAdmissionPolicy::start(storage.clone(), &prefix, namespaces);
+    policies.set_authorizer(authorizer.clone());
     available.push(shared::admission::policy::plugin(&policies));
     let (mut plugins, unimplemented) =
         shared::admission::plugins::ordered(&opts.admission, available)

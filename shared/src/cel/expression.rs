@@ -41,6 +41,16 @@ impl Expression {
     /// Evaluates the expression with `vars` bound; the error says why it
     /// could not be evaluated (compile error, cost, runtime error).
     pub fn eval(&self, vars: &[(&str, &Value)]) -> Result<::cel::Value, String> {
+        self.eval_as(vars, None)
+    }
+
+    /// Evaluates with the `authorizer` variable bound too (admission
+    /// expressions; see [`super::library::authz`]).
+    pub fn eval_as(
+        &self,
+        vars: &[(&str, &Value)],
+        authorizer: Option<&super::library::authz::Authorizer>,
+    ) -> Result<::cel::Value, String> {
         let program = self
             .program
             .as_ref()
@@ -59,12 +69,24 @@ impl Expression {
         for (name, v) in vars {
             ctx.add_variable_from_value(*name, to_cel(v));
         }
+        if let Some(a) = authorizer {
+            ctx.add_variable_as_val("authorizer", Box::new(a.clone()));
+        }
         program.execute(&ctx).map_err(|e| e.to_string())
     }
 
     /// Evaluates an expression that must yield a boolean.
     pub fn eval_bool(&self, vars: &[(&str, &Value)]) -> Result<bool, String> {
-        match self.eval(vars)? {
+        self.eval_bool_as(vars, None)
+    }
+
+    /// [`Expression::eval_bool`] with the `authorizer` variable bound.
+    pub fn eval_bool_as(
+        &self,
+        vars: &[(&str, &Value)],
+        authorizer: Option<&super::library::authz::Authorizer>,
+    ) -> Result<bool, String> {
+        match self.eval_as(vars, authorizer)? {
             ::cel::Value::Bool(b) => Ok(b),
             other => Err(format!(
                 "expression '{}' resulted in error: no such overload: expected a bool, got {:?}",

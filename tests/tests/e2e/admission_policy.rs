@@ -166,4 +166,61 @@ async fn a_policy_with_a_configmap_param_denies_or_warns_per_binding() {
         !ok && err.contains("replicas must be no greater than 3"),
         "{err}"
     );
+
+    // The `authorizer` variable asks RBAC about the requesting user.
+    create(
+        &c,
+        &json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+            "metadata": {"name": "secret-readers-only"},
+            "spec": {
+                "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                    "operations": ["CREATE"], "resources": ["configmaps"]}]},
+                "validations": [{
+                    "expression": "authorizer.group('').resource('secrets').namespace(object.metadata.namespace).check('get').allowed()",
+                    "message": "only those who may read secrets may create configmaps"}]}}),
+    )
+    .await;
+    create(
+        &c,
+        &json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+            "metadata": {"name": "secret-readers-only"},
+            "spec": {"policyName": "secret-readers-only", "validationActions": ["Deny"],
+                     "matchResources": {"namespaceSelector": {"matchLabels": {"env": "test"}}}}}),
+    )
+    .await;
+    let rbac = json!({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "cm-writer", "namespace": "test"},
+         "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create", "get"]}]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "cm-writer", "namespace": "test"},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "cm-writer"},
+         "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "carol"}]}]});
+    let (ok, out, err) = c
+        .kubectl_stdin(
+            &["create", "--validate=false", "-f", "-"],
+            Some(&rbac.to_string()),
+        )
+        .await;
+    assert!(ok, "{out} {err}");
+    let refused = eventually(Duration::from_secs(15), || async {
+        let (ok, _, err) = c
+            .kubectl(&[
+                "create",
+                "configmap",
+                "by-carol",
+                "-n",
+                "test",
+                "--as=carol",
+            ])
+            .await;
+        !ok && err.contains("only those who may read secrets may create configmaps")
+    })
+    .await;
+    assert!(
+        refused,
+        "carol, who may not read secrets, created a configmap"
+    );
+    let (ok, _, err) = c
+        .kubectl(&["create", "configmap", "by-admin", "-n", "test"])
+        .await;
+    assert!(ok, "{err}");
 }

@@ -33,6 +33,7 @@ use super::webhook::matching::{exempt, rule_matches, selects_object};
 use super::webhook::review::{admission_request, request_namespace, Gvk};
 use super::{AdmissionPlugin, Attributes, Operation};
 use crate::cel::expression::Expression;
+use crate::cel::library::authz::Authorizer as Authz;
 use crate::endpoints::status::{ApiError, StatusCause, StatusDetails};
 use crate::registry::informer::Mirror;
 use crate::selection::labels::LabelSelector;
@@ -243,6 +244,8 @@ pub struct ValidatingAdmissionPolicy {
     storage: EtcdStorage,
     prefix: String,
     namespaces: Arc<super::namespaces::Namespaces>,
+    /// The tier's authorizer, for the `authorizer` variable.
+    authorizer: std::sync::OnceLock<Arc<dyn crate::authorization::Authorizer>>,
     /// Where param kinds are stored; the tier adds its own kinds once built.
     pub params: Arc<ParamKinds>,
 }
@@ -278,7 +281,16 @@ impl ValidatingAdmissionPolicy {
             storage,
             prefix,
             namespaces,
+            authorizer: std::sync::OnceLock::new(),
         })
+    }
+}
+
+impl ValidatingAdmissionPolicy {
+    /// Gives expressions the `authorizer` variable (checks as the
+    /// requesting user). Later calls are ignored.
+    pub fn set_authorizer(&self, authorizer: Arc<dyn crate::authorization::Authorizer>) {
+        let _ = self.authorizer.set(authorizer);
     }
 }
 
@@ -505,11 +517,12 @@ impl ValidatingAdmissionPolicy {
         &self,
         policy: &Policy,
         vars: &mut Vec<(&str, Value)>,
+        authz: &Authz,
     ) -> Result<Option<Failure>, String> {
         {
             let bound: Vec<(&str, &Value)> = vars.iter().map(|(n, v)| (*n, v)).collect();
             for (name, cond) in &policy.match_conditions {
-                match cond.eval_bool(&bound) {
+                match cond.eval_bool_as(&bound, Some(authz)) {
                     Ok(true) => {}
                     Ok(false) => return Ok(None),
                     Err(e) => {
@@ -524,7 +537,7 @@ impl ValidatingAdmissionPolicy {
             let so_far = Value::Object(variables.clone());
             let mut bound: Vec<(&str, &Value)> = vars.iter().map(|(n, v)| (*n, v)).collect();
             bound.push(("variables", &so_far));
-            if let Ok(v) = expr.eval(&bound) {
+            if let Ok(v) = expr.eval_as(&bound, Some(authz)) {
                 if let Some(j) = cel_to_json(&v) {
                     variables.insert(name.clone(), j);
                 }
@@ -533,7 +546,7 @@ impl ValidatingAdmissionPolicy {
         vars.push(("variables", Value::Object(variables)));
         let bound: Vec<(&str, &Value)> = vars.iter().map(|(n, v)| (*n, v)).collect();
         for v in &policy.validations {
-            match v.expression.eval_bool(&bound) {
+            match v.expression.eval_bool_as(&bound, Some(authz)) {
                 Ok(true) => {}
                 Ok(false) => {
                     let mut message = v
@@ -677,6 +690,10 @@ impl ValidatingAdmissionPolicy {
         } else {
             Value::Null
         };
+        let authz = Authz::new(
+            self.authorizer.get().cloned(),
+            attrs.user.cloned().unwrap_or_default(),
+        );
         for param in params {
             let mut vars: Vec<(&str, Value)> = vec![
                 ("object", object.cloned().unwrap_or(Value::Null)),
@@ -688,7 +705,7 @@ impl ValidatingAdmissionPolicy {
                 ("params", param.unwrap_or(Value::Null)),
                 ("namespaceObject", namespace_object.clone()),
             ];
-            if let Some(f) = self.evaluate(policy, &mut vars)? {
+            if let Some(f) = self.evaluate(policy, &mut vars, &authz)? {
                 return Ok(Some(f));
             }
         }

@@ -124,6 +124,9 @@ pub struct Webhooks {
     namespaces: Arc<super::namespaces::Namespaces>,
     /// Every resource the tier serves, for `matchPolicy: Equivalent`.
     resources: std::sync::OnceLock<Vec<Arc<ResourceDef>>>,
+    /// The tier's authorizer, for the `authorizer` variable of
+    /// `matchConditions`.
+    authorizer: std::sync::OnceLock<Arc<dyn crate::authorization::Authorizer>>,
 }
 
 /// Which resource a webhook is called as: the request's own, or an
@@ -153,6 +156,12 @@ impl Webhooks {
     /// object converted to it. Later calls are ignored.
     pub fn set_resources(&self, defs: Vec<Arc<ResourceDef>>) {
         let _ = self.resources.set(defs);
+    }
+
+    /// Gives `matchConditions` the `authorizer` variable (checks as the
+    /// requesting user). Later calls are ignored.
+    pub fn set_authorizer(&self, authorizer: Arc<dyn crate::authorization::Authorizer>) {
+        let _ = self.authorizer.set(authorizer);
     }
 
     /// The other versions of `def`'s resource over the same storage.
@@ -197,6 +206,7 @@ impl Webhooks {
             client: WebhookClient::new(storage.clone(), &prefix),
             namespaces,
             resources: std::sync::OnceLock::new(),
+            authorizer: std::sync::OnceLock::new(),
         })
     }
 
@@ -325,9 +335,13 @@ impl Webhooks {
                 ("oldObject", attrs.old_object.unwrap_or(&null)),
                 ("request", &request),
             ];
+            let authz = crate::cel::library::authz::Authorizer::new(
+                self.authorizer.get().cloned(),
+                attrs.user.cloned().unwrap_or_default(),
+            );
             let mut errors = Vec::new();
             for c in &hook.match_conditions {
-                match c.expression.eval_bool(&vars) {
+                match c.expression.eval_bool_as(&vars, Some(&authz)) {
                     Ok(true) => {}
                     Ok(false) => return Ok(None),
                     Err(e) => errors.push(format!(

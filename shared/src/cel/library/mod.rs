@@ -8,6 +8,7 @@
 //! Each library is a function that registers its overloads on an
 //! [`Env`](::cel::Env); [`register`] adds them all.
 
+pub mod authz;
 pub mod format;
 pub mod lists;
 pub mod net;
@@ -21,6 +22,7 @@ use ::cel::{DeclarationError, Env, ExecutionError};
 /// standard library).
 pub fn register(env: &mut Env) -> Result<(), DeclarationError> {
     quantity::register(env)?;
+    authz::register(env)?;
     net::register(env)?;
     url::register(env)?;
     regex::register(env)?;
