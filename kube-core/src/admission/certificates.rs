@@ -7,7 +7,10 @@
 //!   conditions (`/status`) needs the `sign` verb likewise;
 //! - CertificateSubjectRestriction: no CSR for the
 //!   `kubernetes.io/kube-apiserver-client` signer may ask for the
-//!   `system:masters` group.
+//!   `system:masters` group;
+//! - ClusterTrustBundleAttest: writing a ClusterTrustBundle with a
+//!   `signerName` needs the `attest` verb on that signer (an update that
+//!   only changes owner references or finalizers does not).
 
 use std::sync::Arc;
 
@@ -130,6 +133,67 @@ impl AdmissionPlugin for CertificateSigning {
     }
 }
 
+/// ClusterTrustBundleAttest.
+pub struct ClusterTrustBundleAttest {
+    pub authorizer: Arc<dyn Authorizer>,
+}
+
+/// Whether `new` differs from `old` only in the garbage collector's
+/// fields (owner references, finalizers) and bookkeeping metadata.
+fn only_gc_fields_changed(new: &Value, old: &Value) -> bool {
+    let strip = |v: &Value| {
+        let mut v = v.clone();
+        if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+            for k in [
+                "ownerReferences",
+                "finalizers",
+                "managedFields",
+                "resourceVersion",
+                "generation",
+            ] {
+                m.remove(k);
+            }
+        }
+        v
+    };
+    strip(new) == strip(old)
+}
+
+impl AdmissionPlugin for ClusterTrustBundleAttest {
+    fn name(&self) -> &'static str {
+        "ClusterTrustBundleAttest"
+    }
+
+    fn validate<'a>(&'a self, attrs: &'a Attributes<'a>) -> BoxFuture<'a, Result<(), ApiError>> {
+        Box::pin(async move {
+            if !attrs.is("certificates.k8s.io", "clustertrustbundles")
+                || !matches!(attrs.operation, Operation::Create | Operation::Update)
+            {
+                return Ok(());
+            }
+            let Some(bundle) = attrs.object else {
+                return Ok(());
+            };
+            let signer = signer_name(bundle);
+            if signer.is_empty() {
+                return Ok(());
+            }
+            if let (Operation::Update, Some(old)) = (attrs.operation, attrs.old_object) {
+                if only_gc_fields_changed(bundle, old) {
+                    return Ok(());
+                }
+            }
+            if authorized_for_signer(self.authorizer.as_ref(), attrs, "attest", signer).await {
+                return Ok(());
+            }
+            Err(forbidden(
+                attrs,
+                &format!("user not permitted to attest for signerName {signer:?}"),
+            ))
+        })
+    }
+}
+
 /// CertificateSubjectRestriction.
 pub struct CertificateSubjectRestriction;
 
@@ -197,6 +261,16 @@ impl AdmissionPlugin for CertificateSubjectRestriction {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gc_field_changes_are_told_apart() {
+        let old = serde_json::json!({"metadata": {"name": "b", "resourceVersion": "1"}, "spec": {"signerName": "a/b"}});
+        let mut new = old.clone();
+        new["metadata"]["finalizers"] = serde_json::json!(["x"]);
+        assert!(only_gc_fields_changed(&new, &old));
+        new["spec"]["trustBundle"] = serde_json::json!("pem");
+        assert!(!only_gc_fields_changed(&new, &old));
+    }
 
     #[test]
     fn reads_the_groups_of_a_csr() {

@@ -99,7 +99,10 @@ impl BuiltInPlugins {
             Arc::new(certificates::CertificateApproval {
                 authorizer: authorizer.clone(),
             }),
-            Arc::new(certificates::CertificateSigning { authorizer }),
+            Arc::new(certificates::CertificateSigning {
+                authorizer: authorizer.clone(),
+            }),
+            Arc::new(certificates::ClusterTrustBundleAttest { authorizer }),
             Arc::new(certificates::CertificateSubjectRestriction),
         ]
     }

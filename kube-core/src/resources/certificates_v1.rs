@@ -20,6 +20,8 @@ pub fn definitions() -> Vec<ResourceDef> {
             "clustertrustbundles",
         )
         .cluster_scoped()
+        // Upstream names signer-linked bundles `<signer with / as :>:<suffix>`.
+        .name_rule(shared::registry::validation::NameRule::PathSegment)
         .selectable_fields(&["spec.signerName"])
         .columns(vec![Column::path("SignerName", "spec.signerName")])
         .strategy(ClusterTrustBundleStrategy),

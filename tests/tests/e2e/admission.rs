@@ -460,4 +460,48 @@ async fn storage_nodes_and_certificates_plugins() {
     .await;
     assert!(denied, "bob approved without approve on the signer");
     c.kubectl_ok(&["certificate", "approve", "other"]).await;
+
+    // ClusterTrustBundleAttest: a bundle for a signer needs `attest` on it.
+    let role = json!({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "ctb-writer"},
+         "rules": [{"apiGroups": ["certificates.k8s.io"], "resources": ["clustertrustbundles"], "verbs": ["create"]}]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "ctb-writer"},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "ctb-writer"},
+         "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "bob"}]}]});
+    let (ok, out, err) = c
+        .kubectl_stdin(
+            &["create", "--validate=false", "-f", "-"],
+            Some(&role.to_string()),
+        )
+        .await;
+    assert!(ok, "{out} {err}");
+    let ca = std::fs::read_to_string(&c.cluster.pki().ca_cert).expect("ca");
+    let bundle = |name: &str| {
+        json!({"apiVersion": "certificates.k8s.io/v1", "kind": "ClusterTrustBundle",
+            "metadata": {"name": name}, "spec": {"signerName": "example.com/signer", "trustBundle": ca}})
+    };
+    let last = std::sync::Mutex::new(String::new());
+    let refused = eventually(Duration::from_secs(10), || async {
+        let (ok, out, err) = c
+            .kubectl_stdin(
+                &["create", "--validate=false", "-f", "-", "--as=bob"],
+                Some(&bundle("example.com:signer:bob").to_string()),
+            )
+            .await;
+        *last.lock().expect("lock") = format!("{ok} {out} {err}");
+        !ok && err.contains(r#"user not permitted to attest for signerName "example.com/signer""#)
+    })
+    .await;
+    assert!(
+        refused,
+        "bob wrote a trust bundle without attest on the signer: {}",
+        last.lock().expect("lock")
+    );
+    let (ok, out, err) = c
+        .kubectl_stdin(
+            &["create", "--validate=false", "-f", "-"],
+            Some(&bundle("example.com:signer:admin").to_string()),
+        )
+        .await;
+    assert!(ok, "{out} {err}");
 }
