@@ -117,6 +117,79 @@ fn label(to: &str) -> String {
     format!("{AGGREGATE_TO}{to}")
 }
 
+/// Upstream's `NodeRules()`: the rules of the `system:node` ClusterRole,
+/// which the Node authorizer also applies to every kubelet for what it does
+/// not decide from its graph. The API is v1.37's, so the rules of features
+/// enabled there are included (DRA, ClusterTrustBundles, service accounts
+/// for credential providers, PodCertificateRequests).
+pub fn node_rules() -> Vec<Value> {
+    vec![
+        rule(&["authentication.k8s.io"], &["tokenreviews"], &["create"]),
+        rule(
+            &["authorization.k8s.io"],
+            &["localsubjectaccessreviews", "subjectaccessreviews"],
+            &["create"],
+        ),
+        rule(&[""], &["services"], READ),
+        rule(&[""], &["nodes"], &["create", "get", "list", "watch"]),
+        rule(&[""], &["nodes/status"], &["patch", "update"]),
+        rule(&[""], &["nodes"], &["patch", "update"]),
+        rule(
+            &["", "events.k8s.io"],
+            &["events"],
+            &["create", "patch", "update"],
+        ),
+        rule(&[""], &["pods"], READ),
+        rule(&[""], &["pods"], &["create", "delete"]),
+        rule(&[""], &["pods/status"], &["patch", "update"]),
+        rule(&[""], &["pods/eviction"], &["create"]),
+        rule(&[""], &["configmaps", "secrets"], &["get", "list", "watch"]),
+        rule(
+            &[""],
+            &["persistentvolumeclaims", "persistentvolumes"],
+            &["get"],
+        ),
+        rule(&[""], &["endpoints"], &["get"]),
+        rule(
+            &["certificates.k8s.io"],
+            &["certificatesigningrequests"],
+            &["create", "get", "list", "watch"],
+        ),
+        rule(
+            &["coordination.k8s.io"],
+            &["leases"],
+            &["create", "delete", "get", "patch", "update"],
+        ),
+        rule(&["storage.k8s.io"], &["volumeattachments"], &["get"]),
+        rule(&[""], &["serviceaccounts/token"], &["create"]),
+        rule(
+            &[""],
+            &["persistentvolumeclaims/status"],
+            &["get", "patch", "update"],
+        ),
+        rule(&["storage.k8s.io"], &["csidrivers"], READ),
+        rule(
+            &["storage.k8s.io"],
+            &["csinodes"],
+            &["create", "delete", "get", "patch", "update"],
+        ),
+        rule(&["node.k8s.io"], &["runtimeclasses"], READ),
+        rule(&["resource.k8s.io"], &["resourceclaims"], &["get"]),
+        rule(
+            &["resource.k8s.io"],
+            &["resourceslices"],
+            &["deletecollection"],
+        ),
+        rule(&["certificates.k8s.io"], &["clustertrustbundles"], READ),
+        rule(&[""], &["serviceaccounts"], &["get"]),
+        rule(
+            &["certificates.k8s.io"],
+            &["podcertificaterequests"],
+            &["create", "get", "list", "watch"],
+        ),
+    ]
+}
+
 /// Every bootstrap object as `(resource, object)`, cluster roles first.
 pub fn objects() -> Vec<(&'static str, Value)> {
     let (admin, edit, view) = (label("admin"), label("edit"), label("view"));
@@ -465,62 +538,7 @@ pub fn objects() -> Vec<(&'static str, Value)> {
                 ),
             ],
         ),
-        cluster_role(
-            "system:node",
-            &[],
-            vec![
-                rule(&["authentication.k8s.io"], &["tokenreviews"], &["create"]),
-                rule(
-                    &["authorization.k8s.io"],
-                    &["localsubjectaccessreviews", "subjectaccessreviews"],
-                    &["create"],
-                ),
-                rule(&[""], &["services"], READ),
-                rule(&[""], &["nodes"], &["create", "get", "list", "watch"]),
-                rule(&[""], &["nodes/status"], &["patch", "update"]),
-                rule(&[""], &["nodes"], &["patch", "update"]),
-                rule(
-                    &["", "events.k8s.io"],
-                    &["events"],
-                    &["create", "patch", "update"],
-                ),
-                rule(&[""], &["pods"], READ),
-                rule(&[""], &["pods"], &["create", "delete"]),
-                rule(&[""], &["pods/status"], &["patch", "update"]),
-                rule(&[""], &["pods/eviction"], &["create"]),
-                rule(&[""], &["configmaps", "secrets"], &["get", "list", "watch"]),
-                rule(
-                    &[""],
-                    &["persistentvolumeclaims", "persistentvolumes"],
-                    &["get"],
-                ),
-                rule(&[""], &["endpoints"], &["get"]),
-                rule(
-                    &["certificates.k8s.io"],
-                    &["certificatesigningrequests"],
-                    &["create", "get", "list", "watch"],
-                ),
-                rule(
-                    &["coordination.k8s.io"],
-                    &["leases"],
-                    &["create", "delete", "get", "patch", "update"],
-                ),
-                rule(&["storage.k8s.io"], &["volumeattachments"], &["get"]),
-                rule(&[""], &["serviceaccounts/token"], &["create"]),
-                rule(
-                    &[""],
-                    &["persistentvolumeclaims/status"],
-                    &["get", "patch", "update"],
-                ),
-                rule(&["storage.k8s.io"], &["csidrivers"], READ),
-                rule(
-                    &["storage.k8s.io"],
-                    &["csinodes"],
-                    &["create", "delete", "get", "patch", "update"],
-                ),
-                rule(&["node.k8s.io"], &["runtimeclasses"], READ),
-            ],
-        ),
+        cluster_role("system:node", &[], node_rules()),
         cluster_role(
             "system:node-proxier",
             &[],

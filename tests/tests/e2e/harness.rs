@@ -47,6 +47,12 @@ pub enum Auth {
 impl TestCluster {
     /// Starts a fresh cluster.
     pub async fn start() -> TestCluster {
+        Self::start_with(deploy::ExtraArgs::default()).await
+    }
+
+    /// Starts a fresh cluster whose tiers get `extra` flags (e.g.
+    /// `--authorization-mode=Node,RBAC` for kube-core).
+    pub async fn start_with(extra: deploy::ExtraArgs) -> TestCluster {
         let slot = cluster_slots()
             .acquire()
             .await
@@ -61,6 +67,7 @@ impl TestCluster {
             let dir = tempfile::tempdir().expect("tempdir");
             let mut cfg = ClusterConfig::new(dir.path().join("state"));
             cfg.ports = Ports::free().expect("free ports");
+            cfg.extra_args = extra.clone();
             match Cluster::start(cfg).await {
                 Ok(cluster) => {
                     return TestCluster {

@@ -25,6 +25,7 @@ mod kopf_admission;
 mod kubectl;
 mod list_options;
 mod multiversion;
+mod node_authorization;
 mod pod_security;
 mod protobuf;
 mod rbac;

@@ -1,0 +1,365 @@
+//! Keeps the Node authorizer's graph current (upstream's
+//! `graph_populator.go`): one watch per resource the graph is made of —
+//! pods, PersistentVolumes, VolumeAttachments, ResourceSlices and
+//! PodCertificateRequests — read from kube-core's own stores (their watch
+//! caches), as a streaming list followed by the watch, relisted when the
+//! watch ends.
+//!
+//! Each watch remembers what every object contributed, so an update that
+//! changes none of a pod's references (a status write, most of a pod's
+//! life) leaves the graph alone, and a relist removes the objects that went
+//! away while no watch was open.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use shared::endpoints::discovery::GroupSet;
+use shared::registry::meta;
+use shared::registry::store::{ListOptions, Store};
+use shared::registry::watch::WatchOptions;
+
+use super::graph::{Graph, VertexType};
+use super::references::{PodRefs, PvRefs};
+
+/// Pause before relisting after a watch failed or ended.
+const RELIST_BACKOFF: Duration = Duration::from_secs(1);
+
+/// A resource the graph is built from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Source {
+    Pods,
+    PersistentVolumes,
+    VolumeAttachments,
+    ResourceSlices,
+    PodCertificateRequests,
+}
+
+impl Source {
+    const ALL: [Source; 5] = [
+        Source::Pods,
+        Source::PersistentVolumes,
+        Source::VolumeAttachments,
+        Source::ResourceSlices,
+        Source::PodCertificateRequests,
+    ];
+
+    /// `(group, version, resource)`.
+    fn resource(self) -> (&'static str, &'static str, &'static str) {
+        match self {
+            Source::Pods => ("", "v1", "pods"),
+            Source::PersistentVolumes => ("", "v1", "persistentvolumes"),
+            Source::VolumeAttachments => ("storage.k8s.io", "v1", "volumeattachments"),
+            Source::ResourceSlices => ("resource.k8s.io", "v1", "resourceslices"),
+            Source::PodCertificateRequests => {
+                ("certificates.k8s.io", "v1", "podcertificaterequests")
+            }
+        }
+    }
+
+    /// What an object contributes; `None` when it contributes nothing yet
+    /// (an unbound pod: a pod is never unbound once bound).
+    fn summarize(self, obj: &Value) -> Option<Contribution> {
+        let at = |p: &str| obj.pointer(p).and_then(Value::as_str).unwrap_or("");
+        let object = |node: &str| NodeObject {
+            namespace: meta::namespace(obj).to_string(),
+            name: meta::name(obj).to_string(),
+            node: node.to_string(),
+        };
+        Some(match self {
+            Source::Pods => Contribution::Pod(PodRefs::of(obj)?),
+            Source::PersistentVolumes => Contribution::Pv(PvRefs::of(obj)),
+            Source::VolumeAttachments => Contribution::Object(object(at("/spec/nodeName"))),
+            Source::ResourceSlices => Contribution::Object(object(at("/spec/nodeName"))),
+            Source::PodCertificateRequests => Contribution::Object(object(at("/spec/nodeName"))),
+        })
+    }
+
+    fn vertex(self) -> VertexType {
+        match self {
+            Source::Pods => VertexType::Pod,
+            Source::PersistentVolumes => VertexType::Pv,
+            Source::VolumeAttachments => VertexType::VolumeAttachment,
+            Source::ResourceSlices => VertexType::ResourceSlice,
+            Source::PodCertificateRequests => VertexType::PodCertificateRequest,
+        }
+    }
+}
+
+/// An object bound to a node by `spec.nodeName`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct NodeObject {
+    namespace: String,
+    name: String,
+    node: String,
+}
+
+/// What one object put into the graph.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Contribution {
+    Pod(PodRefs),
+    Pv(PvRefs),
+    Object(NodeObject),
+}
+
+/// Applies one resource's events to the graph.
+struct Feeder {
+    source: Source,
+    graph: Arc<Graph>,
+    /// What each object (by `namespace/name`) contributed.
+    known: HashMap<String, Contribution>,
+}
+
+fn key_of(obj: &Value) -> String {
+    format!("{}/{}", meta::namespace(obj), meta::name(obj))
+}
+
+impl Feeder {
+    fn new(source: Source, graph: Arc<Graph>) -> Self {
+        Feeder {
+            source,
+            graph,
+            known: HashMap::new(),
+        }
+    }
+
+    /// An object was added or changed.
+    fn upsert(&mut self, obj: &Value) {
+        let Some(new) = self.source.summarize(obj) else {
+            return;
+        };
+        let key = key_of(obj);
+        if self.known.get(&key) == Some(&new) {
+            return;
+        }
+        match &new {
+            Contribution::Pod(refs) => self.graph.add_pod(refs),
+            Contribution::Pv(refs) => self.graph.add_pv(refs),
+            Contribution::Object(o) => {
+                self.graph
+                    .add_node_object(self.source.vertex(), &o.namespace, &o.name, &o.node)
+            }
+        }
+        self.known.insert(key, new);
+    }
+
+    /// The object of `key` is gone.
+    fn remove(&mut self, key: &str) {
+        let Some(old) = self.known.remove(key) else {
+            return;
+        };
+        match old {
+            Contribution::Pod(refs) => self.graph.delete_pod(&refs.namespace, &refs.name),
+            Contribution::Pv(refs) => self.graph.delete_pv(&refs.name),
+            Contribution::Object(o) => {
+                self.graph
+                    .delete_object(self.source.vertex(), &o.namespace, &o.name)
+            }
+        }
+    }
+
+    /// A relist ended having seen `seen`: forget everything else.
+    fn retain(&mut self, seen: &HashSet<String>) {
+        let gone: Vec<String> = self
+            .known
+            .keys()
+            .filter(|k| !seen.contains(*k))
+            .cloned()
+            .collect();
+        for key in gone {
+            self.remove(&key);
+        }
+    }
+
+    /// Applies one watch event. Returns `true` at the end of the initial
+    /// events of a relist.
+    fn apply(&mut self, type_: &str, obj: &Value, seen: &mut Option<HashSet<String>>) -> bool {
+        match type_ {
+            "BOOKMARK" => {
+                let end = obj
+                    .pointer("/metadata/annotations/k8s.io~1initial-events-end")
+                    .and_then(Value::as_str)
+                    == Some("true");
+                if let (true, Some(seen)) = (end, seen.take()) {
+                    self.retain(&seen);
+                    return true;
+                }
+            }
+            "DELETED" => {
+                let key = key_of(obj);
+                if let Some(seen) = seen {
+                    seen.remove(&key);
+                }
+                self.remove(&key);
+            }
+            _ => {
+                if let Some(seen) = seen {
+                    seen.insert(key_of(obj));
+                }
+                self.upsert(obj);
+            }
+        }
+        false
+    }
+}
+
+/// Runs forever: lists and watches `store`, feeding the graph; sets
+/// `synced` once the first list is in.
+async fn run(store: Store, mut feeder: Feeder, synced: Arc<AtomicBool>) {
+    loop {
+        let opts = WatchOptions {
+            list: ListOptions {
+                resource_version_match: Some("NotOlderThan".into()),
+                ..Default::default()
+            },
+            allow_bookmarks: true,
+            send_initial_events: Some(true),
+            timeout: None,
+        };
+        match store.watch("", opts).await {
+            Ok(mut events) => {
+                let mut seen = Some(HashSet::new());
+                while let Some(ev) = events.recv().await {
+                    if ev.type_ == "ERROR" {
+                        tracing::debug!(source = ?feeder.source, error = %ev.object, "node authorizer graph: relisting");
+                        break;
+                    }
+                    if feeder.apply(ev.type_, &ev.object, &mut seen) {
+                        synced.store(true, Ordering::SeqCst);
+                    }
+                }
+            }
+            Err(e) => {
+                tracing::debug!(source = ?feeder.source, error = %e, "node authorizer graph: watch failed");
+            }
+        }
+        tokio::time::sleep(RELIST_BACKOFF).await;
+    }
+}
+
+/// The running populator.
+pub struct Populator {
+    synced: Vec<Arc<AtomicBool>>,
+}
+
+impl Populator {
+    /// Starts feeding `graph` from the stores of `groups` (a resource this
+    /// server does not serve contributes nothing).
+    pub fn start(groups: &GroupSet, graph: Arc<Graph>) -> Populator {
+        let mut synced = Vec::new();
+        for source in Source::ALL {
+            let (g, v, r) = source.resource();
+            let Some(store) = groups.lookup(g, v, r) else {
+                continue;
+            };
+            let flag = Arc::new(AtomicBool::new(false));
+            synced.push(flag.clone());
+            let feeder = Feeder::new(source, graph.clone());
+            tokio::spawn(run((**store).clone(), feeder, flag));
+        }
+        Populator { synced }
+    }
+
+    /// Whether every resource's first list has been applied.
+    pub fn synced(&self) -> bool {
+        self.synced.iter().all(|s| s.load(Ordering::SeqCst))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn pod(name: &str, node: &str, secret: &str) -> Value {
+        json!({
+            "metadata": {"name": name, "namespace": "ns", "uid": format!("u-{name}")},
+            "spec": {"nodeName": node, "volumes": [{"name": "s", "secret": {"secretName": secret}}]}
+        })
+    }
+
+    fn end() -> Value {
+        json!({"metadata": {"annotations": {"k8s.io/initial-events-end": "true"}}})
+    }
+
+    fn reaches(g: &Graph, node: &str, secret: &str) -> bool {
+        g.has_path_from(node, VertexType::Secret, "ns", secret)
+            .is_ok()
+    }
+
+    #[test]
+    fn events_add_change_and_remove_edges() {
+        let graph = Arc::new(Graph::new());
+        let mut f = Feeder::new(Source::Pods, graph.clone());
+        let mut seen = Some(HashSet::new());
+        f.apply("ADDED", &pod("p1", "n1", "s1"), &mut seen);
+        // Unbound pods contribute nothing.
+        f.apply("ADDED", &pod("p2", "", "s2"), &mut seen);
+        assert!(f.apply("BOOKMARK", &end(), &mut seen));
+        assert!(reaches(&graph, "n1", "s1"));
+        assert!(!graph.contains(VertexType::Secret, "ns", "s2"));
+        // Bound by the scheduler.
+        f.apply("MODIFIED", &pod("p2", "n2", "s2"), &mut seen);
+        assert!(reaches(&graph, "n2", "s2"));
+        // A status change with the same references changes nothing.
+        let mut status = pod("p2", "n2", "s2");
+        status["status"] = json!({"phase": "Running"});
+        let before = graph.size();
+        f.apply("MODIFIED", &status, &mut seen);
+        assert_eq!(graph.size(), before);
+        f.apply("DELETED", &pod("p1", "n1", "s1"), &mut seen);
+        assert!(!graph.contains(VertexType::Pod, "ns", "p1"));
+        assert!(!reaches(&graph, "n1", "s1"));
+    }
+
+    #[test]
+    fn a_relist_forgets_what_went_away() {
+        let graph = Arc::new(Graph::new());
+        let mut f = Feeder::new(Source::Pods, graph.clone());
+        let mut seen = Some(HashSet::new());
+        f.apply("ADDED", &pod("p1", "n1", "s1"), &mut seen);
+        f.apply("ADDED", &pod("p2", "n1", "s2"), &mut seen);
+        f.apply("BOOKMARK", &end(), &mut seen);
+        // The watch broke; p1 was deleted meanwhile and p2 recreated.
+        let mut seen = Some(HashSet::new());
+        f.apply("ADDED", &pod("p2", "n3", "s2"), &mut seen);
+        assert!(reaches(&graph, "n1", "s1"));
+        f.apply("BOOKMARK", &end(), &mut seen);
+        assert!(!reaches(&graph, "n1", "s1"));
+        assert!(!reaches(&graph, "n1", "s2"));
+        assert!(reaches(&graph, "n3", "s2"));
+        // Bookmarks after the initial events change nothing.
+        assert!(!f.apply("BOOKMARK", &end(), &mut seen));
+    }
+
+    #[test]
+    fn volumes_and_node_objects() {
+        let graph = Arc::new(Graph::new());
+        let mut pods = Feeder::new(Source::Pods, graph.clone());
+        let mut pvs = Feeder::new(Source::PersistentVolumes, graph.clone());
+        let mut slices = Feeder::new(Source::ResourceSlices, graph.clone());
+        let mut none = None;
+        pods.apply(
+            "ADDED",
+            &json!({"metadata": {"name": "p", "namespace": "ns"}, "spec": {"nodeName": "n1",
+                "volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": "c"}}]}}),
+            &mut none,
+        );
+        let pv = json!({"metadata": {"name": "pv1"}, "spec": {
+            "claimRef": {"namespace": "ns", "name": "c"},
+            "csi": {"driver": "d", "volumeHandle": "h", "nodeStageSecretRef": {"name": "stage", "namespace": "ns"}}}});
+        pvs.apply("ADDED", &pv, &mut none);
+        assert!(reaches(&graph, "n1", "stage"));
+        pvs.apply("DELETED", &pv, &mut none);
+        assert!(!reaches(&graph, "n1", "stage"));
+        let slice = json!({"metadata": {"name": "s1"}, "spec": {"nodeName": "n1", "driver": "d"}});
+        slices.apply("ADDED", &slice, &mut none);
+        assert!(graph
+            .has_path_from("n1", VertexType::ResourceSlice, "", "s1")
+            .is_ok());
+        slices.apply("DELETED", &slice, &mut none);
+        assert!(!graph.contains(VertexType::ResourceSlice, "", "s1"));
+    }
+}
