@@ -48,6 +48,11 @@ impl Managed {
             .envs(envs.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .kill_on_drop(true);
+        // A start-up error reads as one line (anyhow captures no backtrace)
+        // even where RUST_BACKTRACE is set for panics.
+        if std::env::var_os("RUST_LIB_BACKTRACE").is_none() {
+            cmd.env("RUST_LIB_BACKTRACE", "0");
+        }
         if own_group {
             cmd.process_group(0);
         }

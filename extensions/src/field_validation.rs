@@ -49,32 +49,74 @@ pub async fn check(schema: &Schema, req: Request, info: &RequestInfo) -> Result<
     if ct.starts_with("application/json-patch+json") {
         return unchanged(req);
     }
+    let apply = ct.starts_with("application/apply-patch+yaml");
+    let yaml = apply || ct.starts_with("application/yaml");
     let (parts, b) = req.into_parts();
     let bytes = read_body(http::Request::from_parts(parts.clone(), b)).await?;
     let request = http::Request::from_parts(parts, body::full(bytes.clone()));
-    let mut doc: Value = match serde_json::from_slice(&bytes) {
-        Ok(v @ Value::Object(_)) => v,
-        _ => return unchanged(request),
+    let (mut doc, duplicate) = if yaml {
+        match shared::endpoints::handlers::decode_yaml_lenient(&bytes) {
+            Ok(decoded) => decoded,
+            // The handler reports what does not decode.
+            Err(_) => return unchanged(request),
+        }
+    } else {
+        match serde_json::from_slice(&bytes) {
+            Ok(v @ Value::Object(_)) => (v, None),
+            _ => return unchanged(request),
+        }
     };
-    let unknown = schema.prune(&mut doc);
-    if unknown.is_empty() {
+    if mode == "Strict" {
+        if let Some(d) = &duplicate {
+            return Err(ApiError::bad_request(format!(
+                "error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:\n  {d}"
+            )));
+        }
+    }
+    let mut unknown = schema.unknown_metadata_fields(&doc);
+    unknown.extend(schema.prune(&mut doc));
+    if unknown.is_empty() && duplicate.is_none() {
         return unchanged(request);
     }
-    let messages: Vec<String> = unknown
-        .iter()
-        .map(|f| format!("unknown field \"{f}\""))
-        .collect();
     if mode == "Strict" {
+        if apply {
+            // Upstream's apply reports them from its typed conversion.
+            let lines: Vec<String> = unknown
+                .iter()
+                .map(|f| format!(".{f}: field not declared in schema"))
+                .collect();
+            let detail = match lines.as_slice() {
+                [one] => one.clone(),
+                many => format!("errors:\n  {}", many.join("\n  ")),
+            };
+            return Err(ApiError::bad_request(format!(
+                "failed to create typed patch object ({}/{}, Kind={}): {detail}",
+                info.api_group,
+                info.api_version,
+                schema_kind(&doc)
+            )));
+        }
+        let messages: Vec<String> = unknown
+            .iter()
+            .map(|f| format!("unknown field \"{f}\""))
+            .collect();
         return Err(ApiError::bad_request(format!(
             "strict decoding error: {}",
             messages.join(", ")
         )));
     }
+    let messages = duplicate
+        .into_iter()
+        .chain(unknown.iter().map(|f| format!("unknown field \"{f}\"")));
     let warnings = messages
-        .iter()
         .map(|m| format!("299 - \"{}\"", m.replace('\\', "\\\\").replace('"', "\\\"")))
         .collect();
     Ok(Checked { request, warnings })
+}
+
+/// The `kind` of a decoded body.
+fn schema_kind(doc: &Value) -> &str {
+    doc.get("kind").and_then(Value::as_str).unwrap_or("")
 }
 
 /// Adds `Warning` headers to a response.

@@ -214,13 +214,22 @@ fn add_version(
         list_ref: format!("#/definitions/{prefix}.{kind}List"),
     };
 
-    let mut schema = v
-        .pointer("/schema/openAPIV3Schema")
-        .cloned()
-        .unwrap_or_else(|| json!({"type": "object"}));
+    let declared = v.pointer("/schema/openAPIV3Schema").cloned();
+    // As upstream's v2 builder: no schema, or a root that preserves unknown
+    // fields, is published as a bare `type: object` (kubectl's v2
+    // validation would otherwise refuse every field it does not list).
+    let bare = declared.as_ref().is_none_or(|s| {
+        s.get("x-kubernetes-preserve-unknown-fields")
+            .and_then(Value::as_bool)
+            == Some(true)
+    });
+    let mut schema = match declared {
+        Some(s) if !bare => s,
+        _ => json!({"type": "object"}),
+    };
     to_v2(&mut schema);
     if let Value::Object(m) = &mut schema {
-        if !m.contains_key("x-kubernetes-preserve-unknown-fields") || m.contains_key("properties") {
+        if !bare {
             let props = m.entry("properties").or_insert_with(|| json!({}));
             if let Value::Object(p) = props {
                 p.insert("apiVersion".into(), json!({"type": "string"}));

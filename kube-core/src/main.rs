@@ -3,6 +3,7 @@
 
 mod admission;
 mod allocators;
+mod authorization;
 mod bootstrap;
 mod controllers;
 mod rbac;
@@ -61,21 +62,42 @@ struct Options {
     /// runs them every 3 minutes; not an upstream flag). 0 disables them.
     #[arg(long, default_value = "3m", value_parser = shared::server::options::parse_duration)]
     service_allocation_repair_interval: std::time::Duration,
-    /// Ordered list of authorizers: `RBAC`, `AlwaysAllow`, `AlwaysDeny`
-    /// (members of `system:masters` are always allowed first, as upstream).
+    /// Ordered list of authorizers: `Node`, `RBAC`, `AlwaysAllow`,
+    /// `AlwaysDeny` (members of `system:masters` are always allowed first,
+    /// as upstream); kubeadm clusters run `Node,RBAC`.
     #[arg(long, value_delimiter = ',', default_value = "RBAC")]
     authorization_mode: Vec<String>,
 }
 
-/// The authorizer of `--authorization-mode`, and the RBAC authorizer when
-/// RBAC is one of the modes.
-fn build_authorizer(
-    modes: &[String],
-) -> anyhow::Result<(Arc<dyn Authorizer>, Option<Arc<RbacAuthorizer>>)> {
+/// The authorizers `--authorization-mode` asks for.
+struct Authorizers {
+    /// The whole chain.
+    chain: Arc<dyn Authorizer>,
+    /// The RBAC authorizer, when RBAC is one of the modes.
+    rbac: Option<Arc<RbacAuthorizer>>,
+    /// The Node authorizer's graph, when Node is one of the modes.
+    node_graph: Option<Arc<authorization::node::Graph>>,
+}
+
+/// The authorizer of `--authorization-mode`.
+fn build_authorizer(modes: &[String]) -> anyhow::Result<Authorizers> {
     let mut chain: Vec<Arc<dyn Authorizer>> = vec![Arc::new(PrivilegedGroups)];
     let mut rbac = None;
+    let mut node_graph = None;
     for mode in modes {
         match mode.trim() {
+            "Node" => {
+                let graph = Arc::new(authorization::node::Graph::new());
+                let rules = rbac::policy::node_rules()
+                    .iter()
+                    .map(shared::authorization::rbac::PolicyRule::from_json)
+                    .collect();
+                chain.push(Arc::new(authorization::node::NodeAuthorizer::new(
+                    graph.clone(),
+                    rules,
+                )));
+                node_graph = Some(graph);
+            }
             "RBAC" => {
                 let r = Arc::new(RbacAuthorizer::new());
                 chain.push(r.clone());
@@ -85,11 +107,15 @@ fn build_authorizer(
             // Denies by having no opinion: nothing after it is asked.
             "AlwaysDeny" => break,
             other => anyhow::bail!(
-                "--authorization-mode: unsupported mode {other:?} (supported: RBAC, AlwaysAllow, AlwaysDeny)"
+                "--authorization-mode: unsupported mode {other:?} (supported: Node, RBAC, AlwaysAllow, AlwaysDeny)"
             ),
         }
     }
-    Ok((Arc::new(UnionAuthorizer(chain)), rbac))
+    Ok(Authorizers {
+        chain: Arc::new(UnionAuthorizer(chain)),
+        rbac,
+        node_graph,
+    })
 }
 
 #[tokio::main]
@@ -103,16 +129,29 @@ async fn main() -> anyhow::Result<()> {
     let namespace_lifecycle = Arc::new(
         shared::admission::namespace_lifecycle::NamespaceLifecycle::new(storage.clone(), &prefix),
     );
-    let (authorizer, rbac_authorizer) = build_authorizer(&opts.authorization_mode)?;
+    let Authorizers {
+        chain: authorizer,
+        rbac: rbac_authorizer,
+        node_graph,
+    } = build_authorizer(&opts.authorization_mode)?;
     let built_in = admission::BuiltInPlugins::new();
-    let mut available = built_in.all(namespace_lifecycle.clone(), authorizer.clone());
+    let mut available = built_in
+        .all(
+            namespace_lifecycle.clone(),
+            authorizer.clone(),
+            &opts.admission,
+        )
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     let namespaces = shared::admission::namespaces::Namespaces::start(storage.clone(), &prefix);
     let webhooks =
         shared::admission::webhook::Webhooks::start(storage.clone(), &prefix, namespaces.clone());
     webhooks.set_authorizer(authorizer.clone());
     available.extend(webhooks.plugins());
-    let policies =
-        shared::admission::policy::ValidatingAdmissionPolicy::start(storage.clone(), &prefix, namespaces);
+    let policies = shared::admission::policy::ValidatingAdmissionPolicy::start(
+        storage.clone(),
+        &prefix,
+        namespaces,
+    );
     policies.set_authorizer(authorizer.clone());
     available.push(shared::admission::policy::plugin(&policies));
     let (mut plugins, unimplemented) =
@@ -231,6 +270,24 @@ async fn main() -> anyhow::Result<()> {
         if let Some(rbac_authorizer) = rbac_authorizer.clone() {
             tokio::spawn(rbac::feed(mirrors, rbac_authorizer));
         }
+    }
+    // The Node authorizer's graph, from the pods and volumes this server
+    // watches; ready once every first list is in.
+    if let Some(graph) = node_graph {
+        let populator = authorization::node::Populator::start(&api.groups(), graph);
+        api.readyz.add(
+            "node-authorizer-graph",
+            Arc::new(move || {
+                let synced = populator.synced();
+                Box::pin(async move {
+                    if synced {
+                        Ok(())
+                    } else {
+                        Err("node authorizer graph not loaded yet".into())
+                    }
+                })
+            }),
+        );
     }
     tokio::spawn(bootstrap::ensure_legacy_token_tracking_configmap(
         api.groups(),

@@ -8,6 +8,7 @@ pub mod certificates;
 pub mod default_class;
 pub mod default_toleration_seconds;
 pub mod limit_ranger;
+pub mod node_restriction;
 pub mod node_taint;
 pub mod pod_security;
 pub mod priority;
@@ -33,6 +34,10 @@ pub const READS: &[(&str, &str, &str)] = &[
     ("networking.k8s.io", "v1", "ingressclasses"),
     ("", "v1", "namespaces"),
     ("", "v1", "pods"),
+    ("", "v1", "nodes"),
+    ("", "v1", "persistentvolumeclaims"),
+    ("", "v1", "persistentvolumes"),
+    ("storage.k8s.io", "v1", "csidrivers"),
 ];
 
 /// Upstream's `admission.NewForbidden`: 403 on the object being admitted.
@@ -60,13 +65,21 @@ impl BuiltInPlugins {
     }
 
     /// Every plugin kube-core implements (order is decided by the chain).
+    /// Plugin configurations come from `--admission-control-config-file`
+    /// (PodSecurity's defaults and exemptions); a bad one is an error.
     pub fn all(
         &self,
         namespace_lifecycle: Arc<shared::admission::namespace_lifecycle::NamespaceLifecycle>,
         authorizer: Arc<dyn shared::authorization::Authorizer>,
-    ) -> Vec<Arc<dyn AdmissionPlugin>> {
+        options: &shared::admission::plugins::AdmissionOptions,
+    ) -> Result<Vec<Arc<dyn AdmissionPlugin>>, String> {
+        let pod_security = match options.plugin_config("PodSecurity")? {
+            Some(c) => pod_security::config::Configuration::from_json(&c)
+                .map_err(|e| format!("PodSecurity configuration: {e}"))?,
+            None => Default::default(),
+        };
         let objects = &self.objects;
-        vec![
+        Ok(vec![
             namespace_lifecycle,
             Arc::new(limit_ranger::LimitRanger {
                 objects: objects.clone(),
@@ -74,7 +87,10 @@ impl BuiltInPlugins {
             Arc::new(service_account::ServiceAccount {
                 objects: objects.clone(),
             }),
-            Arc::new(pod_security::PodSecurity::new(objects.clone())),
+            Arc::new(pod_security::PodSecurity::with_config(
+                objects.clone(),
+                pod_security,
+            )),
             Arc::new(priority::Priority {
                 objects: objects.clone(),
             }),
@@ -96,6 +112,10 @@ impl BuiltInPlugins {
                 objects: objects.clone(),
             }),
             Arc::new(node_taint::TaintNodesByCondition),
+            Arc::new(node_restriction::NodeRestriction::new(
+                objects.clone(),
+                authorizer.clone(),
+            )),
             Arc::new(certificates::CertificateApproval {
                 authorizer: authorizer.clone(),
             }),
@@ -104,6 +124,6 @@ impl BuiltInPlugins {
             }),
             Arc::new(certificates::ClusterTrustBundleAttest { authorizer }),
             Arc::new(certificates::CertificateSubjectRestriction),
-        ]
+        ])
     }
 }

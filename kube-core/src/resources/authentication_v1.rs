@@ -55,7 +55,7 @@ pub fn register(groups: &mut GroupSet) {
                     "metadata": { "creationTimestamp": null },
                     "status": { "userInfo": user_info },
                 });
-                shared::endpoints::handlers::respond_to(&headers, &uri, 201, &review)
+                shared::endpoints::handlers::respond_to_object_only(&headers, &uri, 201, &review)
             })
         }),
     );
@@ -106,7 +106,7 @@ pub fn register_token_review(
                     "spec": spec,
                     "status": status,
                 });
-                shared::endpoints::handlers::respond_to(&headers, &uri, 201, &out)
+                shared::endpoints::handlers::respond_to_object_only(&headers, &uri, 201, &out)
             })
         }),
     );

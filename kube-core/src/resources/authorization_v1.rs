@@ -11,7 +11,7 @@ use shared::authentication::UserInfo;
 use shared::authorization::rbac::{review_rules, RbacAuthorizer};
 use shared::authorization::{Attributes, Authorizer, Decision};
 use shared::endpoints::discovery::GroupSet;
-use shared::endpoints::handlers::{read_object_body, respond_to};
+use shared::endpoints::handlers::{read_object_body, respond_to_object_only};
 use shared::endpoints::request_info::RequestInfo;
 use shared::endpoints::status::{ApiError, GroupResource};
 use shared::registry::resource::ResourceDef;
@@ -149,7 +149,7 @@ pub fn register(
                         "spec": spec_out,
                         "status": status,
                     });
-                    respond_to(&headers, &uri, 201, &out)
+                    respond_to_object_only(&headers, &uri, 201, &out)
                 })
             }),
         );

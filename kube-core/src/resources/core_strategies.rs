@@ -9,7 +9,9 @@ use shared::registry::table::lookup;
 use shared::registry::validation::names::regex_error;
 use shared::registry::validation::{FieldError, FieldPath};
 
-use super::pod_spec::{default_pod_spec, validate_pod_spec, validate_pod_spec_update};
+use super::pod_spec::{
+    default_pod_requests, default_pod_spec, validate_pod_spec, validate_pod_spec_update,
+};
 
 /// Namespaces: `spec.finalizers: [kubernetes]` and phase `Active` on create;
 /// a delete marks the namespace `Terminating` until the namespace controller
@@ -63,6 +65,7 @@ impl Strategy for PodStrategy {
         if let Value::Object(m) = obj {
             let spec = m.entry("spec").or_insert_with(|| json!({}));
             default_pod_spec(spec);
+            default_pod_requests(spec);
             // The deprecated `serviceAccount` mirrors `serviceAccountName`
             // (the ServiceAccount admission plugin defaults the name,
             // Priority the priority, DefaultTolerationSeconds the
@@ -106,6 +109,7 @@ impl Strategy for PodStrategy {
         }
         if let Some(spec) = new.get_mut("spec") {
             default_pod_spec(spec);
+            default_pod_requests(spec);
         }
     }
 
@@ -134,6 +138,10 @@ impl Strategy for PodStrategy {
             ));
         }
         errs
+    }
+
+    fn graceful_delete(&self) -> bool {
+        true
     }
 
     fn default_grace_period(&self, obj: &Value) -> Option<i64> {
@@ -491,6 +499,71 @@ pub fn default_limit_range(obj: &mut Value) {
         }
         if !request.is_empty() {
             item.insert("defaultRequest".into(), Value::Object(request));
+        }
+    }
+}
+
+/// PersistentVolumeClaims (upstream's `pkg/registry/core/persistentvolumeclaim`):
+/// `spec.volumeMode` defaults to `Filesystem`; a new claim is `Pending`.
+pub struct ClaimStrategy;
+
+fn default_volume_mode(spec: Option<&mut Value>) {
+    if let Some(Value::Object(s)) = spec {
+        s.entry("volumeMode").or_insert(json!("Filesystem"));
+    }
+}
+
+impl Strategy for ClaimStrategy {
+    fn prepare_for_create(&self, obj: &mut Value) {
+        default_volume_mode(obj.get_mut("spec"));
+        if let Value::Object(m) = obj {
+            m.insert("status".into(), json!({"phase": "Pending"}));
+        }
+    }
+
+    fn prepare_for_update(&self, new: &mut Value, _old: &Value) {
+        default_volume_mode(new.get_mut("spec"));
+    }
+}
+
+/// PersistentVolumes (upstream's `pkg/registry/core/persistentvolume`):
+/// `spec.persistentVolumeReclaimPolicy` defaults to `Retain` and
+/// `spec.volumeMode` to `Filesystem`; a new volume is `Pending`, and
+/// `status.lastPhaseTransitionTime` is set whenever the phase changes.
+pub struct VolumeStrategy;
+
+impl Strategy for VolumeStrategy {
+    fn prepare_for_create(&self, obj: &mut Value) {
+        if let Some(Value::Object(s)) = obj.get_mut("spec") {
+            s.entry("persistentVolumeReclaimPolicy")
+                .or_insert(json!("Retain"));
+        }
+        default_volume_mode(obj.get_mut("spec"));
+        if let Value::Object(m) = obj {
+            m.insert(
+                "status".into(),
+                json!({"phase": "Pending", "lastPhaseTransitionTime": shared::registry::meta::now_rfc3339()}),
+            );
+        }
+    }
+
+    fn prepare_for_update(&self, new: &mut Value, _old: &Value) {
+        if let Some(Value::Object(s)) = new.get_mut("spec") {
+            s.entry("persistentVolumeReclaimPolicy")
+                .or_insert(json!("Retain"));
+        }
+        default_volume_mode(new.get_mut("spec"));
+    }
+
+    fn prepare_for_status_update(&self, new: &mut Value, old: &Value) {
+        let phase = |o: &Value| o.pointer("/status/phase").cloned();
+        if phase(new) != phase(old) {
+            if let Some(Value::Object(st)) = new.get_mut("status") {
+                st.insert(
+                    "lastPhaseTransitionTime".into(),
+                    json!(shared::registry::meta::now_rfc3339()),
+                );
+            }
         }
     }
 }

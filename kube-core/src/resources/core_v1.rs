@@ -171,7 +171,7 @@ pub fn definitions() -> Vec<ResourceDef> {
                 })
                 .wide(),
             ])
-            .strategy(shared::registry::strategy::SpecStrategy),
+            .strategy(super::core_strategies::ClaimStrategy),
         ResourceDef::new("", "v1", "PersistentVolume", "persistentvolumes")
             .cluster_scoped()
             .selectable_fields(&["name"])
@@ -207,7 +207,8 @@ pub fn definitions() -> Vec<ResourceDef> {
                     json!(str_or(o, "spec.volumeMode", "<unset>"))
                 })
                 .wide(),
-            ]),
+            ])
+            .strategy(super::core_strategies::VolumeStrategy),
         ResourceDef::new("", "v1", "PodTemplate", "podtemplates").columns(vec![
             Column::func("Containers", "string", |o| {
                 json!(names_of(array_at(o, "template.spec.containers"), "name"))

@@ -43,9 +43,9 @@ const SAME: [&str; 8] = [
 
 /// events.k8s.io/v1 Event, served from `core_event` (the core/v1 Event
 /// declaration: same keys and Table columns; validation adds upstream's
-/// strict events.k8s.io/v1 rules to the core ones). Field selectors
-/// are limited to `metadata.name` and `metadata.namespace`, as upstream
-/// registers no field label conversion for events.k8s.io.
+/// strict events.k8s.io/v1 rules to the core ones). Field selectors are
+/// upstream's field labels of events.k8s.io/v1 (`reason`, `regarding.*`,
+/// `reportingController`, `type`), read on the served form.
 pub fn definition(core_event: &ResourceDef) -> ResourceDef {
     let mut storage = core_event.clone();
     storage.strategy = Arc::new(EventStrategy { strict: true });
@@ -57,7 +57,27 @@ pub fn definition(core_event: &ResourceDef) -> ResourceDef {
         Arc::new(|o: &Value| Ok(to_core(o))),
         Arc::new(|o: &Value| Ok(from_core(o))),
     );
-    def.selectable_fields.clear();
+    let labels = [
+        ("reason", "reason"),
+        ("regarding.kind", "involvedObject.kind"),
+        ("regarding.namespace", "involvedObject.namespace"),
+        ("regarding.name", "involvedObject.name"),
+        ("regarding.uid", "involvedObject.uid"),
+        ("regarding.apiVersion", "involvedObject.apiVersion"),
+        (
+            "regarding.resourceVersion",
+            "involvedObject.resourceVersion",
+        ),
+        ("regarding.fieldPath", "involvedObject.fieldPath"),
+        ("reportingController", "reportingComponent"),
+        ("type", "type"),
+    ];
+    def.selectable_fields = labels.iter().map(|(s, _)| s.to_string()).collect();
+    def.field_labels = labels
+        .iter()
+        .map(|(s, c)| (s.to_string(), c.to_string()))
+        .collect();
+    def.indexed_fields.clear();
     def
 }
 

@@ -33,6 +33,37 @@ pub fn default_pod_spec(spec: &mut Value) {
     }
 }
 
+/// Upstream's `SetDefaults_Pod` (pods only, not templates): a container
+/// (or init container) that sets a limit but no request for a resource
+/// requests its limit; so does the pod-level `spec.resources`.
+pub fn default_pod_requests(spec: &mut Value) {
+    let default_one = |r: &mut Value| {
+        let Some(limits) = r.get("limits").and_then(Value::as_object).cloned() else {
+            return;
+        };
+        let Value::Object(r) = r else { return };
+        let requests = r.entry("requests").or_insert_with(|| json!({}));
+        if let Value::Object(req) = requests {
+            for (k, v) in limits {
+                req.entry(k).or_insert(v);
+            }
+        }
+    };
+    let Value::Object(s) = spec else { return };
+    for key in ["containers", "initContainers"] {
+        if let Some(Value::Array(cs)) = s.get_mut(key) {
+            for c in cs.iter_mut() {
+                if let Some(r) = c.get_mut("resources") {
+                    default_one(r);
+                }
+            }
+        }
+    }
+    if let Some(r) = s.get_mut("resources") {
+        default_one(r);
+    }
+}
+
 fn default_container(c: &mut Value) {
     let Value::Object(c) = c else { return };
     let image = c.get("image").and_then(Value::as_str).unwrap_or("");

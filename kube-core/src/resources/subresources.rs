@@ -445,6 +445,26 @@ fn take_ephemeral_containers(sent: &Value, obj: &mut Value) {
     }
 }
 
+/// The approval subresource (upstream's `csrApprovalStrategy`): the sent
+/// conditions and metadata; spec and the rest of the status stay.
+fn take_approval(sent: &Value, obj: &mut Value) {
+    take_conditions(sent, obj);
+    if let (Some(Value::Object(from)), Some(Value::Object(to))) =
+        (sent.get("metadata"), obj.get_mut("metadata"))
+    {
+        for k in ["labels", "annotations", "finalizers", "ownerReferences"] {
+            match from.get(k) {
+                Some(v) => {
+                    to.insert(k.into(), v.clone());
+                }
+                None => {
+                    to.remove(k);
+                }
+            }
+        }
+    }
+}
+
 fn take_conditions(sent: &Value, obj: &mut Value) {
     let v = sent.pointer("/status/conditions").cloned();
     let status = obj
@@ -502,7 +522,7 @@ pub fn csr_approval() -> CustomSubresource {
     part_subresource(
         "approval",
         ("certificates.k8s.io", "v1", "CertificateSigningRequest"),
-        take_conditions,
+        take_approval,
     )
 }
 

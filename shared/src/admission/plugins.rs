@@ -93,9 +93,74 @@ pub struct AdmissionOptions {
     /// Admission plugins to disable even though they are on by default.
     #[arg(long = "disable-admission-plugins", value_delimiter = ',')]
     pub disable_admission_plugins: Vec<String>,
+    /// Upstream's `AdmissionConfiguration` file (`apiserver.config.k8s.io/v1`,
+    /// YAML or JSON): each plugin's configuration, inline (`configuration`)
+    /// or in a file of its own (`path`, relative to this file).
+    #[arg(long = "admission-control-config-file")]
+    pub admission_control_config_file: Option<std::path::PathBuf>,
+}
+
+/// Reads a YAML or JSON document.
+fn read_document(path: &std::path::Path) -> Result<serde_json::Value, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        format!(
+            "unable to read admission control configuration from {:?} [{e}]",
+            path
+        )
+    })?;
+    serde_saphyr::from_str(&text).map_err(|e| {
+        format!(
+            "unable to read admission control configuration from {:?} [{e}]",
+            path
+        )
+    })
 }
 
 impl AdmissionOptions {
+    /// The configuration of plugin `name` from `--admission-control-config-file`
+    /// (`None` when there is no file or it does not configure the plugin).
+    pub fn plugin_config(&self, name: &str) -> Result<Option<serde_json::Value>, String> {
+        let Some(file) = &self.admission_control_config_file else {
+            return Ok(None);
+        };
+        let doc = read_document(file)?;
+        let kind = doc
+            .get("kind")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("");
+        if kind != "AdmissionConfiguration" {
+            return Err(format!(
+                "unable to read admission control configuration from {file:?}: expected kind AdmissionConfiguration, got {kind:?}"
+            ));
+        }
+        let Some(entry) = doc
+            .get("plugins")
+            .and_then(serde_json::Value::as_array)
+            .into_iter()
+            .flatten()
+            .find(|p| p.get("name").and_then(serde_json::Value::as_str) == Some(name))
+        else {
+            return Ok(None);
+        };
+        if let Some(c) = entry.get("configuration").filter(|c| !c.is_null()) {
+            return Ok(Some(c.clone()));
+        }
+        match entry.get("path").and_then(serde_json::Value::as_str) {
+            Some(p) if !p.is_empty() => {
+                let path = std::path::Path::new(p);
+                let path = if path.is_relative() {
+                    file.parent()
+                        .unwrap_or(std::path::Path::new("."))
+                        .join(path)
+                } else {
+                    path.to_path_buf()
+                };
+                read_document(&path).map(Some)
+            }
+            _ => Ok(None),
+        }
+    }
+
     /// The names of the plugins to run, in upstream's order; upstream's
     /// messages for unknown or overlapping names.
     pub fn enabled(&self) -> Result<Vec<&'static str>, String> {
@@ -170,7 +235,40 @@ mod tests {
         AdmissionOptions {
             enable_admission_plugins: enable.iter().map(|s| s.to_string()).collect(),
             disable_admission_plugins: disable.iter().map(|s| s.to_string()).collect(),
+            admission_control_config_file: None,
         }
+    }
+
+    #[test]
+    fn reads_plugin_configurations_inline_and_from_files() {
+        let dir = std::env::temp_dir().join(format!("admission-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        std::fs::write(
+            dir.join("psa.yaml"),
+            "apiVersion: pod-security.admission.config.k8s.io/v1\nkind: PodSecurityConfiguration\nexemptions:\n  namespaces: [kube-system]\n",
+        )
+        .expect("write");
+        std::fs::write(
+            dir.join("admission.yaml"),
+            "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: PodSecurity\n  path: psa.yaml\n- name: EventRateLimit\n  configuration: {limits: []}\n",
+        )
+        .expect("write");
+        let mut o = opts(&[], &[]);
+        o.admission_control_config_file = Some(dir.join("admission.yaml"));
+        let psa = o
+            .plugin_config("PodSecurity")
+            .expect("read")
+            .expect("configured");
+        assert_eq!(psa["exemptions"]["namespaces"][0], "kube-system");
+        assert_eq!(
+            o.plugin_config("EventRateLimit")
+                .expect("read")
+                .expect("inline")["limits"],
+            serde_json::json!([])
+        );
+        assert!(o.plugin_config("LimitRanger").expect("read").is_none());
+        o.admission_control_config_file = Some(dir.join("missing.yaml"));
+        assert!(o.plugin_config("PodSecurity").is_err());
     }
 
     #[test]

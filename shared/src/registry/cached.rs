@@ -260,9 +260,23 @@ impl Store {
             }
         }
         if let Some(fs) = &opts.field_selector {
-            return fs.matches(|f| Some(obj.field(f)));
+            return fs.matches(|f| Some(obj.field(self.stored_field_label(f))));
         }
         true
+    }
+
+    /// The label the cache holds field `f` under: the storage version's
+    /// label when this version reads its storage version's cache.
+    fn stored_field_label<'a>(&'a self, f: &'a str) -> &'a str {
+        if !self.cache_in_storage_version {
+            return f;
+        }
+        self.def
+            .field_labels
+            .iter()
+            .find(|(served, _)| served == f)
+            .map(|(_, stored)| stored.as_str())
+            .unwrap_or(f)
     }
 
     /// Serves a GET from the cache when upstream would: a GET that names a

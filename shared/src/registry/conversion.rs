@@ -154,6 +154,10 @@ impl Strategy for ConvertingStrategy {
         self.inner.allow_unconditional_update()
     }
 
+    fn graceful_delete(&self) -> bool {
+        self.inner.graceful_delete()
+    }
+
     fn default_grace_period(&self, obj: &Value) -> Option<i64> {
         match self.to_storage(obj) {
             Ok(s) => self.inner.default_grace_period(&s),

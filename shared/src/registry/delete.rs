@@ -129,10 +129,13 @@ impl Store {
 
             let gc_finalizers_changed =
                 apply_propagation_policy(&mut obj, opts.propagation_policy.as_deref());
-            let grace = opts
-                .grace_period_seconds
-                .or_else(|| self.def.strategy.default_grace_period(&obj))
-                .filter(|g| *g > 0);
+            let grace = if self.def.strategy.graceful_delete() {
+                opts.grace_period_seconds
+                    .or_else(|| self.def.strategy.default_grace_period(&obj))
+                    .filter(|g| *g > 0)
+            } else {
+                None
+            };
             let already_deleting = meta::is_deleting(&obj);
             // Kept when metadata finalizers remain or the kind has pending work
             // of its own (a namespace's spec.finalizers).

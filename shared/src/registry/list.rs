@@ -150,6 +150,21 @@ pub fn field_value(obj: &Value, field: &str) -> String {
     // Upstream's field label sets render Go values: a field that is unset
     // reads as its zero value, and a few labels name a field by another
     // path (Jobs' `status.successful`, the legacy bare `name`).
+    // Events: `source` is the source's component, else the reporting
+    // controller (upstream's `ToSelectableFields` for core/v1 Events).
+    if field == "source" {
+        if let Some(src) = obj.get("source").filter(|s| s.is_object()) {
+            let component = src.get("component").and_then(Value::as_str).unwrap_or("");
+            return if component.is_empty() {
+                obj.get("reportingComponent")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string()
+            } else {
+                component.to_string()
+            };
+        }
+    }
     let (path, zero) = match field {
         "name" => ("metadata.name", ""),
         "status.successful" => ("status.succeeded", "0"),

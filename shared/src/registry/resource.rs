@@ -94,6 +94,13 @@ pub struct ResourceDef {
     /// Fields usable in field selectors besides `metadata.name` and
     /// `metadata.namespace`, as dotted JSON paths.
     pub selectable_fields: Vec<String>,
+    /// For a version served over another's storage (see
+    /// [`ResourceDef::served_as`]): each of its field labels with the
+    /// storage version's label for the same field (events.k8s.io's
+    /// `reportingController` is core's `reportingComponent`), as upstream's
+    /// field label conversion; the shared watch cache matches on the
+    /// storage form.
+    pub field_labels: Vec<(String, String)>,
     /// Selectable fields the watch cache indexes, so a LIST selecting one
     /// value (`spec.nodeName=node-1`) reads only the matching objects.
     pub indexed_fields: Vec<String>,
@@ -216,6 +223,7 @@ impl ResourceDef {
             storage_path: plural.into(),
             name_rule: NameRule::Dns1123Subdomain,
             selectable_fields: vec![],
+            field_labels: Vec::new(),
             indexed_fields: vec![],
             columns: vec![],
             dynamic_columns: vec![],

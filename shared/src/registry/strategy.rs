@@ -48,6 +48,14 @@ pub trait Strategy: Send + Sync {
         None
     }
 
+    /// Whether the kind is deleted gracefully at all (upstream's
+    /// `RESTGracefulDeleteStrategy`, which only pods implement): for any
+    /// other kind a client's `gracePeriodSeconds` is ignored and the object
+    /// goes at once (unless finalizers hold it).
+    fn graceful_delete(&self) -> bool {
+        false
+    }
+
     /// Called on DELETE of an object not yet being deleted: returns true when
     /// the object must stay (marked with `deletionTimestamp`) because the kind
     /// has its own pending work, e.g. a namespace with `spec.finalizers`. May

@@ -11,6 +11,25 @@ use serde_json::{Map, Value};
 
 use super::compile::{Additional, Schema};
 
+/// The fields of `metav1.ObjectMeta`.
+const OBJECT_META_FIELDS: &[&str] = &[
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+];
+
 impl Schema {
     /// Prunes `value` (a whole object: root rules apply) and returns the
     /// dotted paths of the fields dropped (`spec.foo`, `spec.list[0].x`).
@@ -18,6 +37,62 @@ impl Schema {
         let mut dropped = Vec::new();
         self.prune_at(value, "", true, &mut dropped);
         dropped
+    }
+
+    /// The fields of `metadata` (at the root and in every embedded
+    /// resource) that ObjectMeta does not declare, as dotted paths
+    /// (`metadata.foo`, `spec.template.metadata.bar`): ObjectMeta drops them
+    /// when decoding, and `fieldValidation` reports them.
+    pub fn unknown_metadata_fields(&self, value: &Value) -> Vec<String> {
+        let mut out = Vec::new();
+        self.metadata_at(value, "", true, &mut out);
+        out
+    }
+
+    fn metadata_at(&self, value: &Value, path: &str, root: bool, out: &mut Vec<String>) {
+        match value {
+            Value::Object(map) => {
+                let join = |k: &str| {
+                    if path.is_empty() {
+                        k.to_string()
+                    } else {
+                        format!("{path}.{k}")
+                    }
+                };
+                if root || self.embedded_resource {
+                    if let Some(Value::Object(meta)) = map.get("metadata") {
+                        for k in meta.keys() {
+                            if !OBJECT_META_FIELDS.contains(&k.as_str()) {
+                                out.push(format!("{}.{k}", join("metadata")));
+                            }
+                        }
+                    }
+                }
+                for (k, v) in map {
+                    if (root || self.embedded_resource) && k == "metadata" {
+                        continue;
+                    }
+                    let child = match self.properties.get(k) {
+                        Some(s) => Some(s),
+                        None => match &self.additional {
+                            Some(Additional::Schema(s)) => Some(&**s),
+                            _ => None,
+                        },
+                    };
+                    if let Some(s) = child {
+                        s.metadata_at(v, &join(k), false, out);
+                    }
+                }
+            }
+            Value::Array(items) => {
+                if let Some(item) = &self.items {
+                    for (i, v) in items.iter().enumerate() {
+                        item.metadata_at(v, &format!("{path}[{i}]"), false, out);
+                    }
+                }
+            }
+            _ => {}
+        }
     }
 
     /// Prunes a value that is not a whole object (no root rules): a

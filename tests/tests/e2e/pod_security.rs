@@ -202,3 +202,52 @@ async fn enforce_warn_controllers_and_namespace_labels() {
         "{err}"
     );
 }
+
+/// `--admission-control-config-file` with a `PodSecurityConfiguration`:
+/// its defaults apply to namespaces without labels, and an exempt
+/// namespace is not evaluated whatever its labels say.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn configured_defaults_and_exemptions() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("admission.yaml");
+    std::fs::write(
+        &file,
+        r#"apiVersion: apiserver.config.k8s.io/v1
+kind: AdmissionConfiguration
+plugins:
+- name: PodSecurity
+  configuration:
+    apiVersion: pod-security.admission.config.k8s.io/v1
+    kind: PodSecurityConfiguration
+    defaults:
+      enforce: baseline
+      enforce-version: latest
+    exemptions:
+      namespaces: [exempt]
+"#,
+    )
+    .expect("write");
+    let c = TestCluster::start_with(deploy::ExtraArgs {
+        kube_core: vec![format!(
+            "--admission-control-config-file={}",
+            file.display()
+        )],
+        ..Default::default()
+    })
+    .await;
+    namespace(&c, "plain", json!({})).await;
+    namespace(
+        &c,
+        "exempt",
+        json!({"pod-security.kubernetes.io/enforce": "restricted"}),
+    )
+    .await;
+    let (ok, _, err) = create(&c, &pod("plain", "priv", privileged_spec())).await;
+    assert!(!ok);
+    assert!(
+        err.contains(r#"pods "priv" is forbidden: violates PodSecurity "baseline:latest": privileged (container "app" must not set securityContext.privileged=true)"#),
+        "{err}"
+    );
+    let (ok, out, err) = create(&c, &pod("exempt", "priv", privileged_spec())).await;
+    assert!(ok, "{out} {err}");
+}

@@ -1,8 +1,8 @@
-//! The plugin's configuration, upstream's `PodSecurityConfiguration`: the
-//! policy of namespaces without labels, and the exemptions. Upstream reads
-//! it from `--admission-control-config-file`; kube-core has no such flag
-//! yet, so the plugin runs with upstream's defaults: privileged, latest,
-//! for every mode, and no exemptions.
+//! The plugin's configuration, upstream's `PodSecurityConfiguration`
+//! (`pod-security.admission.config.k8s.io/v1`, given through
+//! `--admission-control-config-file`): the policy of namespaces without
+//! labels, and the exemptions. Without one the plugin runs with upstream's
+//! defaults: privileged, latest, for every mode, and no exemptions.
 
 use super::policy::{Level, Policy};
 
@@ -25,6 +25,65 @@ pub struct Configuration {
     pub defaults: Policy,
     /// What is never evaluated.
     pub exemptions: Exemptions,
+}
+
+impl Configuration {
+    /// Reads a `PodSecurityConfiguration`; the error says what is wrong,
+    /// as upstream refuses to start with a bad one.
+    pub fn from_json(v: &serde_json::Value) -> Result<Configuration, String> {
+        use super::policy::{LevelVersion, Version};
+        let kind = v
+            .get("kind")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("");
+        if kind != "PodSecurityConfiguration" {
+            return Err(format!(
+                "expected kind PodSecurityConfiguration, got {kind:?}"
+            ));
+        }
+        let defaults = v
+            .get("defaults")
+            .cloned()
+            .unwrap_or(serde_json::Value::Null);
+        let mode = |name: &str| -> Result<LevelVersion, String> {
+            let s = |k: &str| {
+                defaults
+                    .get(k)
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or("")
+            };
+            let level = match s(name) {
+                "" => Level::Privileged,
+                l => Level::parse(l).map_err(|e| format!("defaults.{name}: {e}"))?,
+            };
+            let version = match s(&format!("{name}-version")) {
+                "" => Version::Latest,
+                ver => Version::parse(ver).map_err(|e| format!("defaults.{name}-version: {e}"))?,
+            };
+            Ok(LevelVersion { level, version })
+        };
+        let list = |k: &str| -> Vec<String> {
+            v.pointer(&format!("/exemptions/{k}"))
+                .and_then(serde_json::Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(serde_json::Value::as_str)
+                .map(str::to_string)
+                .collect()
+        };
+        Ok(Configuration {
+            defaults: Policy {
+                enforce: mode("enforce")?,
+                audit: mode("audit")?,
+                warn: mode("warn")?,
+            },
+            exemptions: Exemptions {
+                usernames: list("usernames"),
+                namespaces: list("namespaces"),
+                runtime_classes: list("runtimeClasses"),
+            },
+        })
+    }
 }
 
 fn contains(list: &[String], needle: &str) -> bool {
@@ -140,5 +199,36 @@ mod tests {
         assert!(c
             .exempt_namespace_warning("test", &p, privileged.as_object())
             .is_none());
+    }
+}
+
+#[cfg(test)]
+mod from_json_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reads_upstreams_configuration() {
+        let c = Configuration::from_json(&json!({
+            "apiVersion": "pod-security.admission.config.k8s.io/v1",
+            "kind": "PodSecurityConfiguration",
+            "defaults": {"enforce": "baseline", "enforce-version": "v1.30", "warn": "restricted"},
+            "exemptions": {"usernames": ["admin"], "namespaces": ["kube-system"], "runtimeClasses": ["kata"]}
+        }))
+        .expect("config");
+        assert_eq!(c.defaults.enforce.to_string(), "baseline:v1.30");
+        assert_eq!(c.defaults.warn.to_string(), "restricted:latest");
+        assert_eq!(c.defaults.audit.to_string(), "privileged:latest");
+        assert!(
+            c.exempt_namespace("kube-system")
+                && c.exempt_user("admin")
+                && c.exempt_runtime_class("kata")
+        );
+        assert!(Configuration::from_json(&json!({"kind": "Other"})).is_err());
+        assert!(
+            Configuration::from_json(&json!({"kind": "PodSecurityConfiguration",
+            "defaults": {"enforce": "strict"}}))
+            .is_err()
+        );
     }
 }

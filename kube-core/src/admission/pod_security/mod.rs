@@ -69,11 +69,14 @@ pub struct PodSecurity {
 impl PodSecurity {
     /// The plugin with upstream's default configuration (privileged for
     /// unlabelled namespaces, no exemptions).
+    #[cfg(test)]
     pub fn new(objects: Arc<ObjectReader>) -> Self {
-        PodSecurity {
-            objects,
-            config: Configuration::default(),
-        }
+        Self::with_config(objects, Configuration::default())
+    }
+
+    /// The plugin with a `PodSecurityConfiguration` (defaults, exemptions).
+    pub fn with_config(objects: Arc<ObjectReader>, config: Configuration) -> Self {
+        PodSecurity { objects, config }
     }
 }
 

@@ -142,6 +142,55 @@ pub fn decode_yaml(bytes: &[u8]) -> Result<Value, ApiError> {
     Ok(value)
 }
 
+/// A YAML body decoded as upstream's non-strict YAML decoder does: a key
+/// repeated in a mapping keeps its last value. Also returns the first
+/// repeated key as upstream's strict decoder reports it (`line 9: key
+/// "foo" already set in map`), for `fieldValidation`.
+pub fn decode_yaml_lenient(bytes: &[u8]) -> Result<(Value, Option<String>), ApiError> {
+    let text = std::str::from_utf8(bytes)
+        .map_err(|e| ApiError::bad_request(format!("yaml: invalid UTF-8: {e}")))?;
+    let duplicate = match serde_saphyr::from_str::<Value>(text) {
+        Err(e) => match e.without_snippet() {
+            serde_saphyr::Error::DuplicateMappingKey { key, location } => Some(format!(
+                "line {}: key {} already set in map",
+                location.line(),
+                crate::registry::validation::go_quote(key.as_deref().unwrap_or(""))
+            )),
+            _ => None,
+        },
+        Ok(_) => None,
+    };
+    let options = serde_saphyr::options! {
+        duplicate_keys: serde_saphyr::options::DuplicateKeyPolicy::LastWins,
+    };
+    let value: Value = serde_saphyr::from_str_with_options(text, options)
+        .map_err(|e| ApiError::bad_request(format!("error converting YAML to JSON: {e}")))?;
+    if !value.is_object() {
+        return Err(ApiError::bad_request(
+            "the body of the request must be an object",
+        ));
+    }
+    Ok((value, duplicate))
+}
+
+#[cfg(test)]
+mod lenient_yaml_tests {
+    use super::*;
+
+    #[test]
+    fn a_repeated_key_keeps_its_last_value_and_is_reported() {
+        let (v, dup) =
+            decode_yaml_lenient(b"a: 1\nspec:\n  foo: first\n  foo: second\n").expect("yaml");
+        assert_eq!(v["spec"]["foo"], "second");
+        assert_eq!(
+            dup.as_deref(),
+            Some("line 4: key \"foo\" already set in map")
+        );
+        let (_, dup) = decode_yaml_lenient(b"a: 1\n").expect("yaml");
+        assert!(dup.is_none());
+    }
+}
+
 /// POST on a collection.
 pub async fn create(
     rest: &RestRequest<'_>,

@@ -15,6 +15,8 @@ mod update;
 pub mod watch;
 pub mod yaml;
 
+pub use create::decode_yaml_lenient;
+
 use bytes::Bytes;
 use http_body_util::BodyExt;
 use serde_json::Value;
@@ -287,6 +289,30 @@ pub fn respond_to(
         },
         Ok(neg) => respond(code, value, &neg),
         Err(e) => e.into_response(),
+    }
+}
+
+/// Like [`respond_to`], for endpoints whose kind has no Table or metadata
+/// form (the review kinds, as upstream's storage without a table
+/// convertor): asking for `as=Table` or `as=PartialObjectMetadata` is 406.
+pub fn respond_to_object_only(
+    headers: &http::HeaderMap,
+    uri: &http::Uri,
+    code: u16,
+    value: &Value,
+) -> Response {
+    let accept = headers
+        .get(http::header::ACCEPT)
+        .and_then(|v| v.to_str().ok());
+    let pretty = Query::from_uri(uri).flag("pretty");
+    match crate::endpoints::negotiation::negotiate_for(accept, false, None, pretty, true) {
+        Ok(neg) if neg.output != Output::Object => ApiError::not_acceptable(&[
+            "application/json",
+            "application/yaml",
+            "application/vnd.kubernetes.protobuf",
+        ])
+        .into_response(),
+        _ => respond_to(headers, uri, code, value),
     }
 }
 
@@ -599,8 +625,12 @@ async fn serve_custom(
     };
     let ctx = rest.write_context("CreateOptions")?;
     let (headers, uri) = (req.headers().clone(), req.uri().clone());
-    let mut body = read_object_body(req).await?;
     let mut verb = info.verb.clone();
+    let mut body = if verb == "patch" {
+        read_patch_for_custom(rest, namespace, req, &mut verb).await?
+    } else {
+        read_object_body(req).await?
+    };
     admit_custom(rest, sub, namespace, &ctx, &mut verb, &mut body).await?;
     let (code, value) = (sub.handler)(crate::registry::resource::SubresourceCall {
         store: rest.store,
@@ -612,6 +642,60 @@ async fn serve_custom(
     })
     .await?;
     Ok(respond_to(&headers, &uri, code, &value))
+}
+
+/// The body of a PATCH of a subresource served by its own handler: a JSON
+/// merge or strategic merge patch is handed over as a merge patch; a JSON
+/// Patch is applied to the current object here and handed over as an
+/// update of the whole object (`verb` becomes `update`).
+async fn read_patch_for_custom(
+    rest: &RestRequest<'_>,
+    namespace: &str,
+    req: Request,
+    verb: &mut String,
+) -> Result<Value, ApiError> {
+    use crate::endpoints::negotiation::{body_format, BodyFormat};
+    let ct = req
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let format = body_format(ct.as_deref())?;
+    match format {
+        BodyFormat::MergePatch | BodyFormat::StrategicMergePatch | BodyFormat::Json => {
+            let bytes = read_body(req).await?;
+            decode_json(&bytes)
+        }
+        BodyFormat::JsonPatch => {
+            let bytes = read_body(req).await?;
+            let ops: ::json_patch::Patch = serde_json::from_slice(&bytes).map_err(|e| {
+                ApiError::bad_request(format!(
+                    "the server rejected our request due to an error in our request: {e}"
+                ))
+            })?;
+            let mut current = rest.store.get(namespace, &rest.info.name).await?;
+            crate::registry::json_patch::apply_bounded(&mut current, &ops, MAX_REQUEST_BODY_BYTES)
+                .map_err(|e| ApiError {
+                    code: 422,
+                    reason: "Invalid",
+                    message: format!(
+                        "the server rejected our request due to an error in our request: {e}"
+                    ),
+                    details: None,
+                    continue_token: None,
+                })?;
+            *verb = "update".to_string();
+            Ok(current)
+        }
+        _ => Err(ApiError::unsupported_media_type(
+            ct.as_deref().unwrap_or(""),
+            &[
+                "application/json-patch+json",
+                "application/merge-patch+json",
+                "application/strategic-merge-patch+json",
+            ],
+        )),
+    }
 }
 
 /// Admission for a subresource served by its own handler, as upstream
