@@ -244,7 +244,7 @@ async fn main() -> anyhow::Result<()> {
     let delegate = Delegate::from_options(&opts.delegation)?;
     let address = shared::server::listen_address(&opts.serving, DEFAULT_PORT).to_string();
     let mut api = ApiServer::new(groups, delegate, address);
-    api.set_openapi(openapi);
+    api.set_openapi(openapi.clone());
 
     let bootstrapped = Arc::new(AtomicBool::new(false));
     tokio::spawn(bootstrap::ensure_system_namespaces(
@@ -256,6 +256,10 @@ async fn main() -> anyhow::Result<()> {
         controllers::namespace::CustomResources::new(storage.clone(), &prefix),
     ));
     tokio::spawn(controllers::service_accounts::run(api.groups()));
+    tokio::spawn(controllers::policy_type_checking::run(
+        api.groups(),
+        openapi.clone(),
+    ));
     tokio::spawn(bootstrap::ensure_system_priority_classes(api.groups()));
     let policy_written = Arc::new(AtomicBool::new(false));
     tokio::spawn(rbac::ensure_bootstrap_policy(

@@ -1,4 +1,5 @@
 //! Controllers kube-core runs itself because nothing else would.
 
 pub mod namespace;
+pub mod policy_type_checking;
 pub mod service_accounts;

@@ -15,6 +15,7 @@
 pub mod cost;
 pub mod expression;
 pub mod library;
+pub mod typecheck;
 
 use std::sync::Arc;
 

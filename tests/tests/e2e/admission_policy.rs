@@ -223,4 +223,33 @@ async fn a_policy_with_a_configmap_param_denies_or_warns_per_binding() {
         .kubectl(&["create", "configmap", "by-admin", "-n", "test"])
         .await;
     assert!(ok, "{err}");
+
+    // Type checking: a field the kind does not declare is reported in the
+    // policy's status, as upstream's checker does.
+    create(
+        &c,
+        &json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+            "metadata": {"name": "typo"},
+            "spec": {
+                "matchConstraints": {"resourceRules": [{"apiGroups": ["apps"], "apiVersions": ["v1"],
+                    "operations": ["CREATE"], "resources": ["deployments"]}]},
+                "validations": [{"expression": "object.spec.replicas > 0"},
+                                {"expression": "object.spec.replicsa > 1"}]}}),
+    )
+    .await;
+    let expected = "apps/v1, Kind=Deployment: ERROR: <input>:1:12: undefined field 'replicsa'\n | object.spec.replicsa > 1\n | ...........^";
+    let last = std::sync::Mutex::new(Value::Null);
+    let checked = eventually(Duration::from_secs(15), || async {
+        let out = c
+            .kubectl_ok(&["get", "validatingadmissionpolicy", "typo", "-o", "json"])
+            .await;
+        let v: Value = serde_json::from_str(&out).unwrap_or(Value::Null);
+        let ok = v["status"]["observedGeneration"] == 1
+            && v["status"]["typeChecking"]["expressionWarnings"]
+                == json!([{"fieldRef": "spec.validations[1].expression", "warning": expected}]);
+        *last.lock().expect("lock") = v["status"].clone();
+        ok
+    })
+    .await;
+    assert!(checked, "status: {}", last.lock().expect("lock"));
 }
