@@ -163,6 +163,72 @@ fn not_supported(errs: &mut Vec<FieldError>, path: FieldPath, v: &Value, valid: 
 
 /// Upstream's `ValidatePodSpec` (the commonly hit rules), for a pod
 /// (`template` false) or a pod template.
+/// Upstream's sysctl name rule: dot- or slash-separated segments of
+/// `[a-z0-9]([-_a-z0-9]*[a-z0-9])?`, at most 253 characters.
+const SYSCTL_PATTERN: &str =
+    r"^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$";
+
+fn valid_sysctl_name(name: &str) -> bool {
+    name.len() <= 253
+        && name.split(['.', '/']).all(|seg| {
+            let b = seg.as_bytes();
+            !b.is_empty()
+                && b[0].is_ascii_lowercase() | b[0].is_ascii_digit()
+                && (b[b.len() - 1].is_ascii_lowercase() || b[b.len() - 1].is_ascii_digit())
+                && b.iter().all(|c| {
+                    c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-' || *c == b'_'
+                })
+        })
+}
+
+/// Upstream's `validateSysctls`: names required, valid and unique; a
+/// network sysctl with `hostNetwork` or an IPC one with `hostIPC` is
+/// refused.
+fn validate_sysctls(spec: &Map<String, Value>, path: &FieldPath, errs: &mut Vec<FieldError>) {
+    let Some(list) = spec
+        .get("securityContext")
+        .and_then(|c| c.get("sysctls"))
+        .and_then(Value::as_array)
+    else {
+        return;
+    };
+    let host = |k: &str| spec.get(k).and_then(Value::as_bool) == Some(true);
+    let mut seen = std::collections::HashSet::new();
+    for (i, s) in list.iter().enumerate() {
+        let at = path.index(i).child("name");
+        let name = str_field(s, "name");
+        if name.is_empty() {
+            errs.push(FieldError::required(&at, ""));
+        } else if !valid_sysctl_name(name) {
+            errs.push(FieldError::invalid(
+                &at,
+                name,
+                format!("must have at most 253 characters and match regex {SYSCTL_PATTERN}"),
+            ));
+        } else if !seen.insert(name.to_string()) {
+            errs.push(FieldError::duplicate(&at, name));
+        }
+        let net = name.starts_with("net.") || name.starts_with("net/");
+        let ipc = name.starts_with("kernel.shm")
+            || name.starts_with("kernel.msg")
+            || name.starts_with("kernel.sem")
+            || name.starts_with("fs.mqueue.");
+        if net && host("hostNetwork") {
+            errs.push(FieldError::invalid(
+                &at,
+                name,
+                "may not be specified when 'hostNetwork' is true",
+            ));
+        } else if ipc && host("hostIPC") {
+            errs.push(FieldError::invalid(
+                &at,
+                name,
+                "may not be specified when 'hostIPC' is true",
+            ));
+        }
+    }
+}
+
 pub fn validate_pod_spec(spec: &Value, path: &FieldPath) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let empty = Map::new();
@@ -194,6 +260,11 @@ pub fn validate_pod_spec(spec: &Value, path: &FieldPath) -> Vec<FieldError> {
             &mut names,
         );
     }
+    validate_sysctls(
+        s,
+        &path.child("securityContext").child("sysctls"),
+        &mut errs,
+    );
     if let Some(v) = s.get("restartPolicy") {
         not_supported(
             &mut errs,
@@ -629,5 +700,36 @@ mod tests {
         assert_eq!(parse_quantity("2"), Some(2.0));
         assert_eq!(parse_quantity("abc"), None);
         assert_eq!(parse_quantity("1Zi"), None);
+    }
+}
+
+#[cfg(test)]
+mod sysctl_tests {
+    use super::*;
+
+    #[test]
+    fn sysctl_names_as_upstream() {
+        for ok in [
+            "kernel.shmmax",
+            "net.ipv4.ip_forward",
+            "safe-and-unsafe",
+            "net/ipv4/conf/eth0.1/forwarding",
+        ] {
+            assert!(valid_sysctl_name(ok), "{ok}");
+        }
+        for bad in ["foo-", "bar..", "", "Kernel.x", ".a"] {
+            assert!(!valid_sysctl_name(bad), "{bad}");
+        }
+        let spec = serde_json::json!({"hostNetwork": true, "securityContext": {"sysctls": [
+            {"name": "foo-", "value": "1"}, {"name": "net.core.somaxconn", "value": "1"},
+            {"name": "kernel.shmmax", "value": "1"}, {"name": "kernel.shmmax", "value": "2"}]}});
+        let mut errs = Vec::new();
+        validate_sysctls(
+            spec.as_object().unwrap(),
+            &FieldPath::new("spec.securityContext.sysctls"),
+            &mut errs,
+        );
+        let text: Vec<String> = errs.iter().map(|e| e.message_body()).collect();
+        assert_eq!(errs.len(), 3, "{text:?}");
     }
 }

@@ -128,18 +128,11 @@ fn declared(path: &[String], root: &Value, components: &Map<String, Value>) -> O
     Some(true)
 }
 
-/// The undefined-field errors of `source` against the kind whose schema is
-/// `root` (a `$ref` into `components`), each as cel-go prints it; empty
-/// when the expression does not parse (its compile error is reported
-/// elsewhere) or every field is declared.
-pub fn undefined_fields(
-    source: &str,
+fn undefined(
+    program: &::cel::Program,
     root: &Value,
     components: &Map<String, Value>,
-) -> Vec<String> {
-    let Ok(program) = super::env().compile(source) else {
-        return Vec::new();
-    };
+) -> Vec<Undefined> {
     let mut selections = Vec::new();
     walk(program.expression(), &mut selections, &[]);
     let mut found: Vec<Undefined> = Vec::new();
@@ -162,21 +155,230 @@ pub fn undefined_fields(
             reported.push(path);
         }
     }
-    found.into_iter().map(|u| render(source, &u)).collect()
+    found
 }
 
-/// cel-go's rendering of an error at `u.offset` (line and column from 1,
+/// The undefined-field errors of `source` against the kind whose schema is
+/// `root` (a `$ref` into `components`), each as cel-go prints it; empty
+/// when the expression does not parse (its compile error is reported
+/// elsewhere) or every field is declared.
+pub fn undefined_fields(
+    source: &str,
+    root: &Value,
+    components: &Map<String, Value>,
+) -> Vec<String> {
+    let Ok(program) = super::env().compile(source) else {
+        return Vec::new();
+    };
+    undefined(&program, root, components)
+        .into_iter()
+        .map(|u| render(source, u.offset, &format!("undefined field '{}'", u.field)))
+        .collect()
+}
+
+/// A CEL type name as cel-go prints it, inferred where it can be.
+fn type_of(
+    e: &IdedExpr,
+    root: &Value,
+    components: &Map<String, Value>,
+    shadowed: &[String],
+) -> Option<&'static str> {
+    use ::cel::common::ast::LiteralValue as L;
+    match &e.expr {
+        Expr::Literal(l) => Some(match l {
+            L::Boolean(_) => "bool",
+            L::Bytes(_) => "bytes",
+            L::Double(_) => "double",
+            L::Int(_) => "int",
+            L::Null => "null_type",
+            L::String(_) => "string",
+            L::UInt(_) => "uint",
+        }),
+        Expr::List(_) => Some("list"),
+        Expr::Select(_) => {
+            let mut path = Vec::new();
+            let mut cur = e;
+            loop {
+                match &cur.expr {
+                    Expr::Select(s) if !s.test => {
+                        path.push(s.field.clone());
+                        cur = &s.operand;
+                    }
+                    Expr::Ident(name)
+                        if ROOTS.contains(&name.as_str()) && !shadowed.contains(name) =>
+                    {
+                        break;
+                    }
+                    _ => return None,
+                }
+            }
+            path.reverse();
+            schema_type(&path, root, components)
+        }
+        Expr::Call(c) => match c.func_name.as_str() {
+            "_<_" | "_<=_" | "_>_" | "_>=_" | "_==_" | "_!=_" | "_&&_" | "_||_" | "!_" => {
+                Some("bool")
+            }
+            "size" => Some("int"),
+            "_+_" | "_-_" | "_*_" | "_/_" | "_%_" => {
+                let a = type_of(c.args.first()?, root, components, shadowed)?;
+                let b = type_of(c.args.get(1)?, root, components, shadowed)?;
+                (a == b).then_some(a)
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The CEL type of the field at `path` under the kind's schema.
+fn schema_type(
+    path: &[String],
+    root: &Value,
+    components: &Map<String, Value>,
+) -> Option<&'static str> {
+    if matches!(
+        path.first().map(String::as_str),
+        Some("apiVersion" | "kind")
+    ) && path.len() == 1
+    {
+        return Some("string");
+    }
+    let mut schema = resolve(root, components);
+    for field in path {
+        if schema.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true)) {
+            return None;
+        }
+        schema = resolve(schema.get("properties")?.get(field)?, components);
+    }
+    if schema.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true)) {
+        return None;
+    }
+    match schema.get("type").and_then(Value::as_str)? {
+        "integer" => Some("int"),
+        "number" => Some("double"),
+        "string" => match schema.get("format").and_then(Value::as_str) {
+            Some("date-time" | "byte" | "duration") => None,
+            _ => Some("string"),
+        },
+        "boolean" => Some("bool"),
+        "array" => Some("list"),
+        _ => None,
+    }
+}
+
+fn numeric(t: &str) -> bool {
+    matches!(t, "int" | "uint" | "double")
+}
+
+/// Whether the operator has an overload for operands of these types
+/// (Kubernetes enables cross-type numeric comparisons).
+fn has_overload(op: &str, a: &str, b: &str) -> bool {
+    match op {
+        "_<_" | "_<=_" | "_>_" | "_>=_" => {
+            (a == b && matches!(a, "int" | "uint" | "double" | "string" | "bytes" | "bool"))
+                || (numeric(a) && numeric(b))
+        }
+        "_==_" | "_!=_" => {
+            a == b || (numeric(a) && numeric(b)) || a == "null_type" || b == "null_type"
+        }
+        "_+_" => a == b && matches!(a, "int" | "uint" | "double" | "string" | "bytes" | "list"),
+        "_-_" | "_*_" | "_/_" => a == b && numeric(a),
+        "_%_" => a == b && matches!(a, "int" | "uint"),
+        _ => true,
+    }
+}
+
+fn overloads(
+    e: &IdedExpr,
+    root: &Value,
+    components: &Map<String, Value>,
+    shadowed: &[String],
+    out: &mut Vec<(u64, String)>,
+) {
+    match &e.expr {
+        Expr::Call(c) => {
+            if c.args.len() == 2 && c.target.is_none() {
+                if let (Some(a), Some(b)) = (
+                    type_of(&c.args[0], root, components, shadowed),
+                    type_of(&c.args[1], root, components, shadowed),
+                ) {
+                    if !has_overload(&c.func_name, a, b) {
+                        out.push((
+                            e.id,
+                            format!(
+                                "found no matching overload for '{}' applied to '({a}, {b})'",
+                                c.func_name
+                            ),
+                        ));
+                    }
+                }
+            }
+            if let Some(t) = &c.target {
+                overloads(t, root, components, shadowed, out);
+            }
+            for a in &c.args {
+                overloads(a, root, components, shadowed, out);
+            }
+        }
+        Expr::Select(s) => overloads(&s.operand, root, components, shadowed, out),
+        Expr::List(l) => {
+            for x in &l.elements {
+                overloads(x, root, components, shadowed, out);
+            }
+        }
+        Expr::Comprehension(c) => {
+            overloads(&c.iter_range, root, components, shadowed, out);
+            let mut inner = shadowed.to_vec();
+            inner.push(c.iter_var.clone());
+            inner.push(c.accu_var.clone());
+            for x in [&c.accu_init, &c.loop_cond, &c.loop_step, &c.result] {
+                overloads(x, root, components, &inner, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Every type error of `source` against the kind whose schema is `root`:
+/// undefined fields and operators applied to operands of types they have
+/// no overload for, in source order, each as cel-go prints it.
+pub fn check(source: &str, root: &Value, components: &Map<String, Value>) -> Vec<String> {
+    let Ok(program) = super::env().compile(source) else {
+        return Vec::new();
+    };
+    let offset = |id: u64| {
+        program
+            .source_info()
+            .offset_for(id)
+            .map(|(start, _)| start as usize)
+            .unwrap_or(0)
+    };
+    let mut found: Vec<(usize, String)> = undefined(&program, root, components)
+        .into_iter()
+        .map(|u| (u.offset, format!("undefined field '{}'", u.field)))
+        .collect();
+    let mut ops = Vec::new();
+    overloads(program.expression(), root, components, &[], &mut ops);
+    found.extend(ops.into_iter().map(|(id, m)| (offset(id), m)));
+    found.sort_by_key(|(o, _)| *o);
+    found
+        .into_iter()
+        .map(|(o, m)| render(source, o, &m))
+        .collect()
+}
+
+/// cel-go's rendering of an error at `offset` (line and column from 1,
 /// with the source line and a caret).
-fn render(source: &str, u: &Undefined) -> String {
-    let before = &source[..u.offset.min(source.len())];
+fn render(source: &str, offset: usize, message: &str) -> String {
+    let before = &source[..offset.min(source.len())];
     let line_no = before.matches('\n').count() + 1;
     let line_start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
     let col = before[line_start..].chars().count();
     let line = source[line_start..].lines().next().unwrap_or("");
     format!(
-        "ERROR: <input>:{line_no}:{}: undefined field '{}'\n | {line}\n | {}^",
+        "ERROR: <input>:{line_no}:{}: {message}\n | {line}\n | {}^",
         col + 1,
-        u.field,
         ".".repeat(col)
     )
 }
@@ -214,5 +416,37 @@ mod tests {
         // A comprehension variable named like a root is not the root.
         assert!(undefined_fields("[1].all(object, object > 0)", &root, &c).is_empty());
         assert!(undefined_fields("object.(", &root, &c).is_empty());
+    }
+
+    #[test]
+    fn reports_operators_without_overloads() {
+        let (root, c) = schema();
+        let errs = check("object.spec.replicas > '1'", &root, &c);
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(
+            errs[0].contains("found no matching overload for '_>_' applied to '(int, string)'"),
+            "{errs:?}"
+        );
+        let errs = check(
+            "'wants replicas > 1, got ' + object.spec.replicas",
+            &root,
+            &c,
+        );
+        assert!(
+            errs[0].contains("found no matching overload for '_+_' applied to '(string, int)'"),
+            "{errs:?}"
+        );
+        assert!(check(
+            "object.spec.replicas > 1.5 && object.spec.replicas == 2",
+            &root,
+            &c
+        )
+        .is_empty());
+        assert!(check(
+            "'a' + 'b' == 'ab' && size(object.spec.labels) > 0",
+            &root,
+            &c
+        )
+        .is_empty());
     }
 }
