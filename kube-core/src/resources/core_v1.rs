@@ -64,6 +64,10 @@ pub fn definitions() -> Vec<ResourceDef> {
             .strategy(super::core_strategies::LimitRangeStrategy),
         ResourceDef::new("", "v1", "Namespace", "namespaces")
             .cluster_scoped()
+            // Upstream serves no deletecollection of namespaces.
+            .verbs(&[
+                "create", "delete", "get", "list", "patch", "update", "watch",
+            ])
             .short_names(&["ns"])
             .name_rule(NameRule::Dns1123Label)
             .with_status()
@@ -73,6 +77,10 @@ pub fn definitions() -> Vec<ResourceDef> {
             .strategy(NamespaceStrategy),
         ResourceDef::new("", "v1", "Node", "nodes")
             .cluster_scoped()
+            .with_custom_subresource(super::subresources::proxy_subresource(
+                "NodeProxyOptions",
+                "nodes",
+            ))
             .short_names(&["no"])
             .storage_path("minions")
             .with_status()
@@ -275,6 +283,10 @@ pub fn definitions() -> Vec<ResourceDef> {
                 Column::age(),
             ]),
         ResourceDef::new("", "v1", "Service", "services")
+            .with_custom_subresource(super::subresources::proxy_subresource(
+                "ServiceProxyOptions",
+                "services",
+            ))
             .short_names(&["svc"])
             .categories(&["all"])
             .storage_path("services/specs")

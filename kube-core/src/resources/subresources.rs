@@ -481,10 +481,10 @@ fn take_conditions(sent: &Value, obj: &mut Value) {
 fn kubelet_subresource(name: &'static str, kind: &'static str) -> CustomSubresource {
     CustomSubresource {
         name,
-        verbs: if name == "log" {
-            &["get"]
-        } else {
-            &["create", "get"]
+        verbs: match name {
+            "log" => &["get"],
+            "proxy" => &["create", "delete", "get", "patch", "update"],
+            _ => &["create", "get"],
         },
         kind: ("", "v1", kind),
         handler: Arc::new(move |call: SubresourceCall<'_>| {
@@ -514,7 +514,63 @@ pub fn pod_subresources() -> Vec<CustomSubresource> {
         kubelet_subresource("log", "Pod"),
         kubelet_subresource("portforward", "PodPortForwardOptions"),
         kubelet_subresource("proxy", "PodProxyOptions"),
+        part_subresource("resize", ("", "v1", "Pod"), take_resources),
     ]
+}
+
+/// `pods/resize` (in-place resize): only the containers' `resources` and
+/// `resizePolicy` change, matched by container name.
+fn take_resources(sent: &Value, obj: &mut Value) {
+    for list in ["containers", "initContainers"] {
+        let wanted: Vec<Value> = sent
+            .pointer(&format!("/spec/{list}"))
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let Some(current) = obj
+            .pointer_mut(&format!("/spec/{list}"))
+            .and_then(Value::as_array_mut)
+        else {
+            continue;
+        };
+        for c in current.iter_mut() {
+            let name = c.get("name").cloned();
+            let Some(w) = wanted.iter().find(|w| w.get("name") == name.as_ref()) else {
+                continue;
+            };
+            if let Value::Object(cm) = c {
+                for k in ["resources", "resizePolicy"] {
+                    match w.get(k) {
+                        Some(v) => {
+                            cm.insert(k.into(), v.clone());
+                        }
+                        None => {
+                            cm.remove(k);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A `proxy` subresource of nodes (`NodeProxyOptions`) or services
+/// (`ServiceProxyOptions`): declared as upstream's, answered 503 while this
+/// server cannot reach kubelets or cluster addresses.
+pub fn proxy_subresource(kind: &'static str, what: &'static str) -> CustomSubresource {
+    CustomSubresource {
+        name: "proxy",
+        verbs: &["create", "delete", "get", "patch", "update"],
+        kind: ("", "v1", kind),
+        handler: Arc::new(move |call: SubresourceCall<'_>| {
+            Box::pin(async move {
+                call.store.get(call.namespace, call.name).await?;
+                Err(ApiError::service_unavailable(format!(
+                    "{what}/proxy is not available: this API server cannot reach kubelets or cluster addresses yet"
+                )))
+            })
+        }),
+    }
 }
 
 /// `certificatesigningrequests/approval`: only `status.conditions` changes.

@@ -543,3 +543,79 @@ async fn status_writes_keep_the_metadata_each_kind_allows() {
         .await;
     assert_eq!(tp.trim(), "80");
 }
+
+/// Discovery lists what v1.36 lists for the core kinds (checked against an
+/// upstream v1.36.2 kube-apiserver): no deletecollection of namespaces,
+/// `nodes/proxy`, `services/proxy`, `pods/resize`, and the proxy verbs; a
+/// resize changes only container resources.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn core_discovery_matches_v1_36_and_pods_resize() {
+    let c = TestCluster::start().await;
+    let out = c.kubectl_ok(&["get", "--raw", "/api/v1"]).await;
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let find = |name: &str| {
+        v["resources"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|r| r["name"] == name)
+            .cloned()
+            .unwrap_or(serde_json::Value::Null)
+    };
+    let verbs = |name: &str| -> Vec<String> {
+        find(name)["verbs"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect()
+    };
+    assert!(!verbs("namespaces").contains(&"deletecollection".to_string()));
+    for (sub, kind) in [
+        ("nodes/proxy", "NodeProxyOptions"),
+        ("services/proxy", "ServiceProxyOptions"),
+        ("pods/resize", "Pod"),
+    ] {
+        assert_eq!(find(sub)["kind"], kind, "{sub}: {}", find(sub));
+    }
+    assert_eq!(
+        verbs("pods/proxy"),
+        vec!["create", "delete", "get", "patch", "update"]
+    );
+    let pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "r", "namespace": "default"},
+        "spec": {"containers": [{"name": "app", "image": "registry.k8s.io/pause:3.10",
+            "resources": {"requests": {"cpu": "100m"}, "limits": {"cpu": "200m"}}}]}});
+    let (ok, out, err) = c
+        .kubectl_stdin(&["create", "-f", "-"], Some(&pod.to_string()))
+        .await;
+    assert!(ok, "{out} {err}");
+    let patch = r#"{"spec":{"containers":[{"name":"app","image":"other:1","resources":{"requests":{"cpu":"150m"},"limits":{"cpu":"200m"}}}]}}"#;
+    let (ok, _, err) = c
+        .kubectl(&[
+            "patch",
+            "pod",
+            "r",
+            "-n",
+            "default",
+            "--subresource=resize",
+            "-p",
+            patch,
+        ])
+        .await;
+    assert!(ok, "{err}");
+    let got: serde_json::Value = serde_json::from_str(
+        &c.kubectl_ok(&["get", "pod", "r", "-n", "default", "-o", "json"])
+            .await,
+    )
+    .expect("json");
+    let container = &got["spec"]["containers"][0];
+    assert_eq!(
+        container["resources"]["requests"]["cpu"], "150m",
+        "{container}"
+    );
+    assert_eq!(
+        container["image"], "registry.k8s.io/pause:3.10",
+        "only resources change"
+    );
+}

@@ -850,6 +850,14 @@ async fn dispatch(rest: &RestRequest<'_>, req: Request) -> Result<Response, ApiE
     {
         return serve_custom(rest, sub, req).await;
     }
+    // Only the verbs the resource declares (discovery's list) are served:
+    // namespaces have no deletecollection, component statuses are read-only.
+    if info.subresource.is_empty() && !def.verbs.iter().any(|v| *v == info.verb) {
+        return Err(ApiError::method_not_supported(
+            def.group_resource(),
+            &info.verb,
+        ));
+    }
     // Subresources: only those declared are served.
     if !info.subresource.is_empty() {
         let known = def
