@@ -90,7 +90,11 @@ impl OpenApiV2 {
             .headers()
             .get(http::header::IF_NONE_MATCH)
             .and_then(|v| v.to_str().ok());
-        shared::openapi::v2::respond(&m.bytes, &m.etag, if_none_match)
+        let accept = req
+            .headers()
+            .get(http::header::ACCEPT)
+            .and_then(|v| v.to_str().ok());
+        shared::openapi::v2::respond(&m.bytes, &m.etag, if_none_match, accept)
     }
 
     /// Downloads `/openapi/v2` through `d` into `cached`; whether it changed.

@@ -203,7 +203,11 @@ impl OpenApi {
             .headers()
             .get(http::header::IF_NONE_MATCH)
             .and_then(|v| v.to_str().ok());
-        shared::openapi::v2::respond(&bytes, &etag, inm)
+        let accept = req
+            .headers()
+            .get(http::header::ACCEPT)
+            .and_then(|v| v.to_str().ok());
+        shared::openapi::v2::respond(&bytes, &etag, inm, accept)
     }
 
     /// Serves `/openapi/v3` and `/openapi/v3/apis/<group>/<version>`.

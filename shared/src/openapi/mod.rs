@@ -11,6 +11,7 @@
 
 pub mod unknown;
 pub mod v2;
+pub mod v2_proto;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

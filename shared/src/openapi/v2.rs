@@ -41,12 +41,56 @@ pub fn etag_of(bytes: &[u8]) -> String {
     format!("\"{hex}\"")
 }
 
-/// A `/openapi/v2` answer: 304 when `if_none_match` names `etag`.
-pub fn respond(bytes: &Bytes, etag: &str, if_none_match: Option<&str>) -> Response {
+/// The media types of the protobuf form (`@` is the one kubectl sends).
+const PROTOBUF_TYPES: &[&str] = &[
+    "application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
+    "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
+];
+
+/// The protobuf form of the last document asked for, by its JSON ETag:
+/// encoding is done once per document version.
+fn protobuf_of(bytes: &Bytes, etag: &str) -> Option<(Bytes, String)> {
+    static CACHE: Mutex<Option<(String, Bytes, String)>> = Mutex::new(None);
+    if let Ok(c) = CACHE.lock() {
+        if let Some((e, pb, pb_etag)) = c.as_ref() {
+            if e == etag {
+                return Some((pb.clone(), pb_etag.clone()));
+            }
+        }
+    }
+    let doc: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    let pb = Bytes::from(super::v2_proto::encode(&doc));
+    let pb_etag = etag_of(&pb);
+    if let Ok(mut c) = CACHE.lock() {
+        *c = Some((etag.to_string(), pb.clone(), pb_etag.clone()));
+    }
+    Some((pb, pb_etag))
+}
+
+/// A `/openapi/v2` answer in JSON, or in protobuf when `accept` asks for
+/// it (each form with its own ETag, `Vary: Accept`, as upstream); 304 when
+/// `if_none_match` names the ETag.
+pub fn respond(
+    bytes: &Bytes,
+    etag: &str,
+    if_none_match: Option<&str>,
+    accept: Option<&str>,
+) -> Response {
+    let wants_pb = accept.is_some_and(|a| {
+        a.split(',')
+            .any(|r| PROTOBUF_TYPES.iter().any(|t| r.trim().starts_with(t)))
+    });
+    let (bytes, etag, content_type) = match wants_pb.then(|| protobuf_of(bytes, etag)).flatten() {
+        // The `.v1.0` form: Go cannot parse the `@` as a media type.
+        Some((pb, pb_etag)) => (pb, pb_etag, PROTOBUF_TYPES[1]),
+        None => (bytes.clone(), etag.to_string(), "application/json"),
+    };
+    let etag = etag.as_str();
     let not_modified = if_none_match.is_some_and(|v| v.split(',').any(|t| t.trim() == etag));
     http::Response::builder()
         .status(if not_modified { 304 } else { 200 })
-        .header(http::header::CONTENT_TYPE, "application/json")
+        .header(http::header::CONTENT_TYPE, content_type)
+        .header(http::header::VARY, "Accept")
         .header(http::header::CACHE_CONTROL, "no-cache, private")
         .header(http::header::ETAG, etag)
         .body(body::full(if not_modified {

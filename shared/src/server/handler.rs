@@ -221,7 +221,16 @@ impl ApiServer {
                             .document(spec.v2_bytes(), d, user.as_ref())
                             .await
                         {
-                            return crate::openapi::v2::respond(&bytes, &etag, inm.as_deref());
+                            let accept = req
+                                .headers()
+                                .get(http::header::ACCEPT)
+                                .and_then(|v| v.to_str().ok());
+                            return crate::openapi::v2::respond(
+                                &bytes,
+                                &etag,
+                                inm.as_deref(),
+                                accept,
+                            );
                         }
                     }
                 }

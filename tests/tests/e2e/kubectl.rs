@@ -244,3 +244,37 @@ async fn whoami_and_version() {
         );
     }
 }
+
+/// kubectl's client-side validation of a `List` reads `/openapi/v2` in
+/// protobuf (gnostic's `openapi.v2.Document`): a valid List is created, an
+/// unknown field is named as upstream's definitions make kubectl name it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_validates_lists_with_the_protobuf_openapi_v2_document() {
+    let c = TestCluster::start().await;
+    let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "listed", "namespace": "default"}, "data": {"a": "b"}},
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "listed", "namespace": "default"},
+         "spec": {"selector": {"matchLabels": {"a": "b"}},
+                  "template": {"metadata": {"labels": {"a": "b"}},
+                               "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}}}}]});
+    let (ok, out, err) = c
+        .kubectl_stdin(&["create", "-f", "-"], Some(&list.to_string()))
+        .await;
+    assert!(ok, "{out} {err}");
+    assert!(
+        out.contains("configmap/listed created") && out.contains("deployment.apps/listed created"),
+        "{out}"
+    );
+    let bad = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "bad", "namespace": "default"}, "bogus": 1}]});
+    let (ok, _, err) = c
+        .kubectl_stdin(&["create", "-f", "-"], Some(&bad.to_string()))
+        .await;
+    assert!(!ok);
+    assert!(
+        err.contains(
+            r#"ValidationError(ConfigMap): unknown field "bogus" in io.k8s.api.core.v1.ConfigMap"#
+        ),
+        "{err}"
+    );
+}

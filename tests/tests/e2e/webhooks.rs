@@ -202,8 +202,6 @@ async fn webhook_service(c: &TestCluster) -> (String, Arc<Calls>, u16) {
     )
     .await;
     c.kubectl_ok(&["create", "namespace", "webhooks"]).await;
-    // Two creates, not one `List`: kubectl validates a List against the
-    // OpenAPI v2 protobuf document, which this server does not serve yet.
     let objects = [
         json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "hook", "namespace": "webhooks"},
          "spec": {"ports": [{"name": "https", "port": 443, "targetPort": port}]}}),
