@@ -213,8 +213,19 @@ mod tests {
     fn etags_answer_if_none_match() {
         let bytes = Bytes::from_static(b"{}");
         let tag = etag_of(&bytes);
-        assert_eq!(respond(&bytes, &tag, Some(&tag)).status(), 304);
-        assert_eq!(respond(&bytes, &tag, Some("\"other\"")).status(), 200);
-        assert_eq!(respond(&bytes, &tag, None).status(), 200);
+        assert_eq!(respond(&bytes, &tag, Some(&tag), None).status(), 304);
+        assert_eq!(respond(&bytes, &tag, Some("\"other\""), None).status(), 200);
+        assert_eq!(respond(&bytes, &tag, None, None).status(), 200);
+        let pb = respond(
+            &bytes,
+            &tag,
+            None,
+            Some("application/com.github.proto-openapi.spec.v2@v1.0+protobuf"),
+        );
+        assert_eq!(
+            pb.headers()[http::header::CONTENT_TYPE],
+            "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+        );
+        assert_ne!(pb.headers()[http::header::ETAG], tag.as_str());
     }
 }
