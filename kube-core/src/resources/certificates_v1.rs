@@ -63,7 +63,7 @@ fn csr() -> ResourceDef {
     .short_names(&["csr"])
     .with_status()
     .selectable_fields(&["spec.signerName"])
-    .with_custom_subresource(super::subresources::csr_approval())
+    .with_custom_subresource(super::part_subresources::csr_approval())
     .columns(vec![
         Column::age(),
         Column::path("SignerName", "spec.signerName"),

@@ -77,7 +77,7 @@ pub fn definitions() -> Vec<ResourceDef> {
             .strategy(NamespaceStrategy),
         ResourceDef::new("", "v1", "Node", "nodes")
             .cluster_scoped()
-            .with_custom_subresource(super::subresources::proxy_subresource(
+            .with_custom_subresource(super::kubelet_subresources::proxy_subresource(
                 "NodeProxyOptions",
                 "nodes",
             ))
@@ -283,7 +283,7 @@ pub fn definitions() -> Vec<ResourceDef> {
                 Column::age(),
             ]),
         ResourceDef::new("", "v1", "Service", "services")
-            .with_custom_subresource(super::subresources::proxy_subresource(
+            .with_custom_subresource(super::kubelet_subresources::proxy_subresource(
                 "ServiceProxyOptions",
                 "services",
             ))

@@ -9,6 +9,7 @@
 //! operations of every resource with their query parameters (notably
 //! `fieldValidation`), and content hashes for caching.
 
+mod lists;
 pub mod unknown;
 pub mod v2;
 pub mod v2_proto;
@@ -152,23 +153,6 @@ fn capitalize(s: &str) -> String {
         .unwrap_or_default()
 }
 
-/// The `<Kind>List` schema of a kind, as upstream's documents name it.
-fn list_component(def: &ResourceDef, schema_name: &str) -> Value {
-    let kind = &def.kind;
-    json!({
-        "description": format!("{kind}List is a list of {kind} objects."),
-        "type": "object",
-        "required": ["items"],
-        "properties": {
-            "apiVersion": {"type": "string", "description": "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources"},
-            "items": {"type": "array", "description": format!("List of {kind} objects."), "items": {"$ref": format!("#/components/schemas/{schema_name}"), "default": {}}},
-            "kind": {"type": "string", "description": "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds"},
-            "metadata": {"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta", "default": {}, "description": "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds"}
-        },
-        "x-kubernetes-group-version-kind": [{"group": def.group, "kind": format!("{kind}List"), "version": def.version}]
-    })
-}
-
 fn paths_of(
     def: &ResourceDef,
     schema_name: &str,
@@ -178,7 +162,7 @@ fn paths_of(
     let list_schema = if components.contains_key(&format!("{schema_name}List")) {
         json!({"$ref": format!("#/components/schemas/{schema_name}List")})
     } else {
-        list_component(def, schema_name)
+        lists::list_component(def, schema_name)
     };
     let base = if def.group.is_empty() {
         format!("/api/{}", def.version)
@@ -491,7 +475,7 @@ impl OpenApi {
         for k in kinds {
             let name = format!("{}List", k.schema);
             if !components.contains_key(&name) && components.contains_key(&k.schema) {
-                components.insert(name, list_component(&k.def, &k.schema));
+                components.insert(name, lists::list_component(&k.def, &k.schema));
             }
         }
         // Group kinds by group/version.

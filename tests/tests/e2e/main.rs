@@ -15,6 +15,7 @@ mod builtins_subresources;
 mod client_go_writes;
 mod control_plane;
 mod crd_conversion;
+mod crd_namespaces;
 mod crd_protobuf;
 mod crd_runtime;
 mod crds;

@@ -20,6 +20,7 @@
 //! evaluated, and a binding that cannot be configured, follow the policy's
 //! `failurePolicy` (default `Fail`).
 
+mod config;
 pub mod params;
 
 use std::sync::{Arc, RwLock};
@@ -27,12 +28,11 @@ use std::sync::{Arc, RwLock};
 use futures_util::future::BoxFuture;
 use serde_json::{json, Map, Value};
 
+use self::config::{binding_of, policy_of, Binding, MatchResources, Policy, ResourceRule};
 use self::params::{ParamKinds, ParamLocation};
-use super::webhook::config::Rule;
 use super::webhook::matching::{exempt, rule_matches, selects_object};
 use super::webhook::review::{admission_request, request_namespace, Gvk};
 use super::{AdmissionPlugin, Attributes, Operation};
-use crate::cel::expression::Expression;
 use crate::cel::library::authz::Authorizer as Authz;
 use crate::endpoints::status::{ApiError, StatusCause, StatusDetails};
 use crate::registry::informer::Mirror;
@@ -41,194 +41,6 @@ use crate::storage::{EtcdStorage, ListRequest};
 
 /// Upstream's limit on an evaluated `messageExpression`.
 const MAX_MESSAGE_LEN: usize = 5 * 1024;
-
-/// A rule with its `resourceNames`.
-#[derive(Debug)]
-struct ResourceRule {
-    rule: Rule,
-    names: Vec<String>,
-}
-
-/// `matchConstraints` of a policy, or `matchResources` of a binding.
-#[derive(Debug, Default)]
-struct MatchResources {
-    rules: Vec<ResourceRule>,
-    excludes: Vec<ResourceRule>,
-    namespace_selector: Option<Result<LabelSelector, String>>,
-    object_selector: Option<Result<LabelSelector, String>>,
-}
-
-#[derive(Debug)]
-struct Validation {
-    expression: Expression,
-    message: String,
-    message_expression: Option<Expression>,
-    reason: String,
-}
-
-#[derive(Debug)]
-struct Policy {
-    name: String,
-    param_kind: Option<(String, String)>,
-    constraints: MatchResources,
-    match_conditions: Vec<(String, Expression)>,
-    variables: Vec<(String, Expression)>,
-    validations: Vec<Validation>,
-    fail_open: bool,
-    uses_namespace: bool,
-}
-
-#[derive(Debug)]
-struct ParamRef {
-    name: String,
-    namespace: String,
-    selector: Option<Value>,
-    deny_if_missing: bool,
-}
-
-#[derive(Debug)]
-struct Binding {
-    name: String,
-    policy: String,
-    param_ref: Option<ParamRef>,
-    resources: Option<MatchResources>,
-    deny: bool,
-    warn: bool,
-}
-
-fn strings(v: Option<&Value>) -> Vec<String> {
-    v.and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(str::to_string)
-        .collect()
-}
-
-fn str_of<'a>(v: &'a Value, k: &str) -> &'a str {
-    v.get(k).and_then(Value::as_str).unwrap_or("")
-}
-
-fn resource_rules(v: Option<&Value>) -> Vec<ResourceRule> {
-    v.and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .map(|r| ResourceRule {
-            rule: Rule {
-                operations: strings(r.get("operations")),
-                api_groups: strings(r.get("apiGroups")),
-                api_versions: strings(r.get("apiVersions")),
-                resources: strings(r.get("resources")),
-                scope: match str_of(r, "scope") {
-                    "" => "*".into(),
-                    s => s.into(),
-                },
-            },
-            names: strings(r.get("resourceNames")),
-        })
-        .collect()
-}
-
-fn match_resources(v: &Value) -> MatchResources {
-    let sel = |k: &str| {
-        v.get(k)
-            .filter(|s| !s.is_null())
-            .map(LabelSelector::from_json)
-    };
-    MatchResources {
-        rules: resource_rules(v.get("resourceRules")),
-        excludes: resource_rules(v.get("excludeResourceRules")),
-        namespace_selector: sel("namespaceSelector"),
-        object_selector: sel("objectSelector"),
-    }
-}
-
-fn named_expressions(v: Option<&Value>, key: &str) -> Vec<(String, Expression)> {
-    v.and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .map(|c| {
-            (
-                str_of(c, "name").to_string(),
-                Expression::compile(str_of(c, key)),
-            )
-        })
-        .collect()
-}
-
-fn policy_of(obj: &Value) -> Policy {
-    let spec = obj.get("spec").cloned().unwrap_or(Value::Null);
-    let validations: Vec<Validation> = spec
-        .get("validations")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .map(|v| Validation {
-            expression: Expression::compile(str_of(v, "expression")),
-            message: str_of(v, "message").trim().to_string(),
-            message_expression: v
-                .get("messageExpression")
-                .and_then(Value::as_str)
-                .filter(|m| !m.is_empty())
-                .map(Expression::compile),
-            reason: str_of(v, "reason").to_string(),
-        })
-        .collect();
-    let variables = named_expressions(spec.get("variables"), "expression");
-    let match_conditions = named_expressions(spec.get("matchConditions"), "expression");
-    let uses_namespace = validations
-        .iter()
-        .map(|v| &v.expression.source)
-        .chain(variables.iter().map(|(_, e)| &e.source))
-        .chain(
-            validations
-                .iter()
-                .filter_map(|v| v.message_expression.as_ref().map(|e| &e.source)),
-        )
-        .any(|s| s.contains("namespaceObject"));
-    Policy {
-        name: crate::registry::meta::name(obj).to_string(),
-        param_kind: spec.get("paramKind").filter(|p| p.is_object()).map(|p| {
-            (
-                str_of(p, "apiVersion").to_string(),
-                str_of(p, "kind").to_string(),
-            )
-        }),
-        constraints: spec
-            .get("matchConstraints")
-            .map(match_resources)
-            .unwrap_or_default(),
-        match_conditions,
-        variables,
-        validations,
-        fail_open: str_of(&spec, "failurePolicy") == "Ignore",
-        uses_namespace,
-    }
-}
-
-fn binding_of(obj: &Value) -> Binding {
-    let spec = obj.get("spec").cloned().unwrap_or(Value::Null);
-    let actions = strings(spec.get("validationActions"));
-    Binding {
-        name: crate::registry::meta::name(obj).to_string(),
-        policy: str_of(&spec, "policyName").to_string(),
-        param_ref: spec
-            .get("paramRef")
-            .filter(|p| p.is_object())
-            .map(|p| ParamRef {
-                name: str_of(p, "name").to_string(),
-                namespace: str_of(p, "namespace").to_string(),
-                selector: p.get("selector").filter(|s| s.is_object()).cloned(),
-                deny_if_missing: str_of(p, "parameterNotFoundAction") != "Allow",
-            }),
-        resources: spec
-            .get("matchResources")
-            .filter(|m| m.is_object())
-            .map(match_resources),
-        deny: actions.iter().any(|a| a == "Deny"),
-        warn: actions.iter().any(|a| a == "Warn"),
-    }
-}
 
 /// Policies and bindings, compiled.
 #[derive(Default)]
@@ -826,7 +638,7 @@ mod tests {
 
     #[test]
     fn variables_round_trip_through_json() {
-        let e = Expression::compile("{'a': [1, 'x', true], 'b': null}");
+        let e = crate::cel::expression::Expression::compile("{'a': [1, 'x', true], 'b': null}");
         let v = e.eval(&[]).expect("eval");
         assert_eq!(
             cel_to_json(&v),
