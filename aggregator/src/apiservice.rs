@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use shared::registry::resource::ResourceDef;
 use shared::registry::strategy::Strategy;
 use shared::registry::table::{lookup, Column};
-use shared::registry::validation::{FieldError, NameRule};
+use shared::apimachinery::validation::{FieldError, NameRule};
 
 /// The aggregator's own group.
 pub const GROUP: &str = "apiregistration.k8s.io";
@@ -137,11 +137,11 @@ pub fn validate(obj: &Value) -> Vec<FieldError> {
             ));
         }
     } else {
-        for msg in shared::registry::validation::names::is_dns1123_subdomain(group) {
+        for msg in shared::apimachinery::validation::names::is_dns1123_subdomain(group) {
             errs.push(FieldError::invalid("spec.group", group, msg));
         }
     }
-    for msg in shared::registry::validation::names::is_dns1035_label(version) {
+    for msg in shared::apimachinery::validation::names::is_dns1035_label(version) {
         errs.push(FieldError::invalid("spec.version", version, msg));
     }
     let gpm = lookup(obj, "spec.groupPriorityMinimum")

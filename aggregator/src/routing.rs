@@ -15,7 +15,8 @@ use shared::body::{Request, Response};
 use shared::endpoints::aggregated_discovery as ad;
 use shared::endpoints::handlers::json_response;
 use shared::endpoints::request_info::RequestInfo;
-use shared::endpoints::status::{plain_text, ApiError};
+use shared::apimachinery::errors::ApiError;
+use shared::endpoints::status::plain_text;
 use shared::server::handler::Interceptor;
 
 use crate::apiservice::{compare_versions, GROUP};

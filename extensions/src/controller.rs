@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use shared::endpoints::discovery::GroupSet;
-use shared::endpoints::status::ApiError;
-use shared::registry::meta;
+use shared::apimachinery::errors::ApiError;
+use shared::apimachinery::meta;
 use shared::registry::resource::Subresource;
 use shared::registry::store::{DeleteOptions, ListOptions, Store, UpdateKind, WriteContext};
 use shared::registry::watch::WatchOptions;

@@ -9,7 +9,7 @@ use serde_json::Value;
 use shared::body::{self, Request, Response};
 use shared::endpoints::handlers::{read_body, Query};
 use shared::endpoints::request_info::RequestInfo;
-use shared::endpoints::status::ApiError;
+use shared::apimachinery::errors::ApiError;
 use shared::schema::Schema;
 
 /// What the check decided for one request.

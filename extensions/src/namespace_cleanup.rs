@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use shared::registry::meta;
+use shared::apimachinery::meta;
 use shared::registry::store::{DeleteOptions, ListOptions, WriteContext};
 
 use crate::controller::Controller;

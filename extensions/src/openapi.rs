@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex, RwLock};
 use serde_json::{json, Map, Value};
 use shared::body::{Request, Response};
 use shared::endpoints::handlers::json_response;
-use shared::endpoints::status::ApiError;
-use shared::registry::meta;
+use shared::apimachinery::errors::ApiError;
+use shared::apimachinery::meta;
 
 use crate::crd;
 

@@ -10,10 +10,10 @@ use shared::body::{Request, Response};
 use shared::endpoints::handlers::{decode_json, json_response, read_body};
 use shared::endpoints::negotiation::{body_format, BodyFormat};
 use shared::endpoints::request_info::RequestInfo;
-use shared::endpoints::status::ApiError;
-use shared::registry::meta;
+use shared::apimachinery::errors::ApiError;
+use shared::apimachinery::meta;
 use shared::registry::store::{Store, UpdateKind, WriteContext};
-use shared::registry::validation::FieldError;
+use shared::apimachinery::validation::FieldError;
 
 /// The CRD's scale paths, as field lists (`.spec.replicas` → `[spec, replicas]`).
 #[derive(Clone, Debug)]

@@ -9,12 +9,12 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use shared::admission::AdmissionChain;
 use shared::endpoints::discovery::GroupSet;
-use shared::endpoints::status::ApiError;
+use shared::apimachinery::errors::ApiError;
 use shared::registry::resource::{ResourceDef, Subresource};
 use shared::registry::store::Store;
 use shared::registry::strategy::Strategy;
 use shared::registry::table::DynamicColumn;
-use shared::registry::validation::{FieldError, FieldPath};
+use shared::apimachinery::validation::{FieldError, FieldPath};
 use shared::schema::Schema;
 use shared::storage::EtcdStorage;
 
@@ -323,7 +323,7 @@ pub fn stores_for(
     let storage_api_version = format!("{group}/{}", crd::storage_version(crd_obj).unwrap_or(""));
     let converter = Arc::new(
         Converter::from_crd(crd_obj, format!("{group}, Kind={kind}")).unwrap_or_else(|e| {
-            tracing::warn!(crd = %shared::registry::meta::name(crd_obj), error = %e, "conversion webhook");
+            tracing::warn!(crd = %shared::apimachinery::meta::name(crd_obj), error = %e, "conversion webhook");
             Converter::Broken(e)
         }),
     );
@@ -399,7 +399,7 @@ pub fn stores_for(
                 store: Store::new(def, storage.clone(), prefix, admission.clone()),
                 schema,
                 scale,
-                terminating: shared::registry::meta::is_deleting(crd_obj),
+                terminating: shared::apimachinery::meta::is_deleting(crd_obj),
             }
         })
         .collect()

@@ -16,6 +16,7 @@
 //! - [`proxy`]: delegation to the next tier with the caller's identity.
 
 pub mod admission;
+pub mod apimachinery;
 pub mod authentication;
 pub mod authorization;
 pub mod body;
@@ -28,9 +29,7 @@ pub mod metrics;
 pub mod openapi;
 pub mod protobuf;
 pub mod proxy;
-pub mod quantity;
 pub mod registry;
 pub mod schema;
-pub mod selection;
 pub mod server;
 pub mod storage;

@@ -22,7 +22,7 @@ use serde_json::{json, Value};
 use shared::authentication::UserInfo;
 use shared::endpoints::discovery::GroupSet;
 use shared::endpoints::handlers::json_response;
-use shared::endpoints::status::{ApiError, GroupResource};
+use shared::apimachinery::errors::{ApiError, GroupResource};
 use shared::registry::resource::ResourceDef;
 use shared::server::handler::ApiServer;
 use shared::server::options::{AuthenticationOptions, GenericOptions, SecureServingOptions};

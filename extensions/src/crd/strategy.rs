@@ -3,9 +3,9 @@
 //! `registry/customresourcedefinition/strategy.go` and `etcd.go`).
 
 use serde_json::{json, Value};
-use shared::registry::meta;
+use shared::apimachinery::meta;
 use shared::registry::strategy::Strategy;
-use shared::registry::validation::FieldError;
+use shared::apimachinery::validation::FieldError;
 
 use super::{conditions, storage_version, CLEANUP_FINALIZER};
 

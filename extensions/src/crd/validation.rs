@@ -4,8 +4,8 @@
 use std::collections::HashSet;
 
 use serde_json::Value;
-use shared::registry::validation::names::{is_dns1035_label, is_dns1123_subdomain};
-use shared::registry::validation::{FieldError, FieldPath};
+use shared::apimachinery::validation::names::{is_dns1035_label, is_dns1123_subdomain};
+use shared::apimachinery::validation::{FieldError, FieldPath};
 use shared::schema::structural;
 
 const PRINTER_COLUMN_TYPES: &[&str] = &["integer", "number", "string", "boolean", "date"];

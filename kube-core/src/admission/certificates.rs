@@ -20,7 +20,7 @@ use serde_json::Value;
 use shared::admission::{AdmissionPlugin, Attributes, Operation};
 use shared::authorization::{self, Authorizer, Decision};
 use shared::endpoints::request_info::RequestInfo;
-use shared::endpoints::status::ApiError;
+use shared::apimachinery::errors::ApiError;
 
 use super::forbidden;
 

@@ -6,7 +6,7 @@
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
 use shared::admission::{AdmissionPlugin, Attributes};
-use shared::endpoints::status::ApiError;
+use shared::apimachinery::errors::ApiError;
 
 const NOT_READY: &str = "node.kubernetes.io/not-ready";
 const UNREACHABLE: &str = "node.kubernetes.io/unreachable";

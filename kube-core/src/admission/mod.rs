@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use shared::admission::objects::ObjectReader;
 use shared::admission::{AdmissionPlugin, Attributes};
-use shared::endpoints::status::ApiError;
+use shared::apimachinery::errors::ApiError;
 
 /// The objects kube-core's plugins read, as `(group, version, resource)`.
 pub const READS: &[(&str, &str, &str)] = &[

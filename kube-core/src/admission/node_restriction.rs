@@ -29,8 +29,8 @@ use serde_json::{Map, Value};
 use shared::admission::objects::ObjectReader;
 use shared::admission::{AdmissionPlugin, Attributes, Operation};
 use shared::authorization::Authorizer;
-use shared::endpoints::status::{ApiError, GroupResource};
-use shared::registry::meta;
+use shared::apimachinery::errors::{ApiError, GroupResource};
+use shared::apimachinery::meta;
 
 use crate::authorization::node::authorizer::NODE_LEASE_NAMESPACE;
 use crate::authorization::node::node_identity;

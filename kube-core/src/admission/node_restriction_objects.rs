@@ -8,8 +8,8 @@ use shared::admission::objects::ObjectReader;
 use shared::admission::Operation;
 use shared::authorization::{self, Decision};
 use shared::endpoints::request_info::RequestInfo;
-use shared::endpoints::status::ApiError;
-use shared::registry::meta;
+use shared::apimachinery::errors::ApiError;
+use shared::apimachinery::meta;
 
 use super::{plain_error, str_at, NodeRestriction, Request};
 use crate::authorization::node::references::is_mirror_pod;

@@ -10,7 +10,7 @@ use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
 use shared::admission::objects::ObjectReader;
 use shared::admission::{AdmissionPlugin, Attributes, Operation};
-use shared::endpoints::status::ApiError;
+use shared::apimachinery::errors::ApiError;
 
 use super::forbidden;
 

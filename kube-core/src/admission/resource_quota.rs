@@ -20,8 +20,8 @@ use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
 use shared::admission::objects::ObjectReader;
 use shared::admission::{AdmissionPlugin, Attributes, Operation};
-use shared::endpoints::status::ApiError;
-use shared::quantity::{is_binary_si, Quantity};
+use shared::apimachinery::errors::ApiError;
+use shared::apimachinery::quantity::{is_binary_si, Quantity};
 use shared::registry::resource::Subresource;
 use shared::registry::store::{UpdateKind, WriteContext};
 

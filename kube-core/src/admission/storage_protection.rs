@@ -15,8 +15,8 @@ use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
 use shared::admission::objects::ObjectReader;
 use shared::admission::{AdmissionPlugin, Attributes, Operation};
-use shared::endpoints::status::ApiError;
-use shared::quantity::Quantity;
+use shared::apimachinery::errors::ApiError;
+use shared::apimachinery::quantity::Quantity;
 
 use super::forbidden;
 

@@ -159,7 +159,7 @@ impl ClusterIpAllocator {
             "metadata": {
                 "name": ip.to_string(),
                 "uid": uuid_v4(),
-                "creationTimestamp": shared::registry::meta::now_rfc3339(),
+                "creationTimestamp": shared::apimachinery::meta::now_rfc3339(),
                 "labels": {
                     "ipaddress.kubernetes.io/ip-family": self.cidr.family(),
                     "ipaddress.kubernetes.io/managed-by": "ipallocator.k8s.io",

@@ -6,9 +6,9 @@ use std::net::IpAddr;
 
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
-use shared::endpoints::status::ApiError;
+use shared::apimachinery::errors::ApiError;
 use shared::registry::strategy::Strategy;
-use shared::registry::validation::{FieldError, FieldPath};
+use shared::apimachinery::validation::{FieldError, FieldPath};
 
 use super::cluster_ip::{ClusterIpAllocator, IpError};
 use super::node_port::{NodePortAllocator, PortError};

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use shared::endpoints::discovery::GroupSet;
-use shared::registry::meta;
+use shared::apimachinery::meta;
 use shared::registry::resource::Subresource;
 use shared::registry::store::{DeleteOptions, ListOptions, Store, UpdateKind, WriteContext};
 use shared::registry::watch::WatchOptions;
@@ -155,7 +155,7 @@ async fn finalize(
     if kinds > 0 {
         return Err(format!("custom resources of {kinds} kinds remain"));
     }
-    let clear: &(dyn Fn(&Value) -> Result<Value, shared::endpoints::status::ApiError>
+    let clear: &(dyn Fn(&Value) -> Result<Value, shared::apimachinery::errors::ApiError>
           + Send
           + Sync) = &|old: &Value| {
         let mut new = old.clone();

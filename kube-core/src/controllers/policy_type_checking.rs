@@ -163,7 +163,7 @@ async fn check(
             warnings.push(json!({"fieldRef": field_ref, "warning": issues.join("\n")}));
         }
     }
-    let name = shared::registry::meta::name(policy).to_string();
+    let name = shared::apimachinery::meta::name(policy).to_string();
     let set = move |old: &Value| {
         let mut new = old.clone();
         let status = new

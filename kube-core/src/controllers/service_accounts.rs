@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use shared::endpoints::discovery::GroupSet;
-use shared::registry::meta;
+use shared::apimachinery::meta;
 use shared::registry::store::{ListOptions, Store, WriteContext};
 use shared::registry::watch::WatchOptions;
 

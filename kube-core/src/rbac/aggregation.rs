@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use shared::endpoints::discovery::GroupSet;
 use shared::registry::informer::Mirror;
 use shared::registry::store::{UpdateKind, WriteContext};
-use shared::selection::labels::LabelSelector;
+use shared::apimachinery::labels::LabelSelector;
 use tokio::sync::watch;
 
 /// The rules `role` should have, if it is aggregated.

@@ -15,7 +15,7 @@ use shared::authentication::{UserInfo, SYSTEM_MASTERS};
 use shared::authorization::rbac::{compact_string, uncovered, PolicyRule, RbacAuthorizer};
 use shared::authorization::{self, Authorizer, Decision};
 use shared::endpoints::request_info::RequestInfo;
-use shared::endpoints::status::{ApiError, GroupResource};
+use shared::apimachinery::errors::{ApiError, GroupResource};
 
 const GROUP: &str = "rbac.authorization.k8s.io";
 

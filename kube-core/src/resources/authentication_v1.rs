@@ -6,7 +6,7 @@ use serde_json::json;
 use shared::authentication::UserInfo;
 use shared::endpoints::discovery::GroupSet;
 use shared::endpoints::handlers::read_body;
-use shared::endpoints::status::ApiError;
+use shared::apimachinery::errors::ApiError;
 use shared::registry::resource::ResourceDef;
 
 /// Registers the review resources.
@@ -25,7 +25,7 @@ pub fn register(groups: &mut GroupSet) {
             Box::pin(async move {
                 if info.verb != "create" || !info.name.is_empty() {
                     return ApiError::method_not_supported(
-                        shared::endpoints::status::GroupResource {
+                        shared::apimachinery::errors::GroupResource {
                             group: "authentication.k8s.io",
                             resource: "selfsubjectreviews",
                         },
@@ -76,7 +76,7 @@ pub fn register_token_review(
         Arc::new(move |req, info| {
             let authenticator = authenticator.clone();
             Box::pin(async move {
-                let gr = shared::endpoints::status::GroupResource {
+                let gr = shared::apimachinery::errors::GroupResource {
                     group: "authentication.k8s.io",
                     resource: "tokenreviews",
                 };

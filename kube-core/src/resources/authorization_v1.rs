@@ -13,9 +13,9 @@ use shared::authorization::{Attributes, Authorizer, Decision};
 use shared::endpoints::discovery::GroupSet;
 use shared::endpoints::handlers::{read_object_body, respond_to_object_only};
 use shared::endpoints::request_info::RequestInfo;
-use shared::endpoints::status::{ApiError, GroupResource};
+use shared::apimachinery::errors::{ApiError, GroupResource};
 use shared::registry::resource::ResourceDef;
-use shared::registry::validation::FieldError;
+use shared::apimachinery::validation::FieldError;
 
 const GROUP: &str = "authorization.k8s.io";
 

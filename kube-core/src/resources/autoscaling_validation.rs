@@ -9,9 +9,9 @@
 //! being the number of other metrics kept in the v1 annotation.
 
 use serde_json::Value;
-use shared::registry::validation::names::{is_dns1123_label, is_valid_path_segment_name};
-use shared::registry::validation::object_meta::validate_nonnegative_field;
-use shared::registry::validation::{FieldError, FieldPath};
+use shared::apimachinery::validation::names::{is_dns1123_label, is_valid_path_segment_name};
+use shared::apimachinery::validation::object_meta::validate_nonnegative_field;
+use shared::apimachinery::validation::{FieldError, FieldPath};
 
 use super::pod_spec::parse_quantity;
 

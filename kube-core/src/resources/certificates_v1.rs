@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 use shared::registry::resource::ResourceDef;
 use shared::registry::strategy::Strategy;
 use shared::registry::table::{lookup, Column};
-use shared::registry::validation::FieldError;
+use shared::apimachinery::validation::FieldError;
 
 use super::columns::{array_at, str_or};
 
@@ -21,7 +21,7 @@ pub fn definitions() -> Vec<ResourceDef> {
         )
         .cluster_scoped()
         // Upstream names signer-linked bundles `<signer with / as :>:<suffix>`.
-        .name_rule(shared::registry::validation::NameRule::PathSegment)
+        .name_rule(shared::apimachinery::validation::NameRule::PathSegment)
         .selectable_fields(&["spec.signerName"])
         .columns(vec![Column::path("SignerName", "spec.signerName")])
         .strategy(ClusterTrustBundleStrategy),

@@ -6,8 +6,8 @@ use base64::Engine;
 use serde_json::{json, Value};
 use shared::registry::strategy::Strategy;
 use shared::registry::table::lookup;
-use shared::registry::validation::names::regex_error;
-use shared::registry::validation::{FieldError, FieldPath};
+use shared::apimachinery::validation::names::regex_error;
+use shared::apimachinery::validation::{FieldError, FieldPath};
 
 use super::pod_spec::{
     default_pod_requests, default_pod_spec, validate_pod_spec, validate_pod_spec_update,
@@ -113,7 +113,7 @@ impl Strategy for PodStrategy {
         }
     }
 
-    fn on_read(&self, obj: &mut Value) -> Result<(), shared::endpoints::status::ApiError> {
+    fn on_read(&self, obj: &mut Value) -> Result<(), shared::apimachinery::errors::ApiError> {
         // Objects written by other servers (or older versions) are defaulted
         // on read, as upstream's decoder does, so updates compare like with like.
         if let Some(spec) = obj.get_mut("spec") {
@@ -209,7 +209,7 @@ const IMMUTABLE_SET: &str = "field is immutable when `immutable` is set";
 pub fn config_key_errors(key: &str) -> Vec<String> {
     let mut out = Vec::new();
     if key.len() > 253 {
-        out.push(shared::registry::validation::names::max_len_error(253));
+        out.push(shared::apimachinery::validation::names::max_len_error(253));
     }
     if key.is_empty()
         || !key
@@ -542,7 +542,7 @@ impl Strategy for VolumeStrategy {
         if let Value::Object(m) = obj {
             m.insert(
                 "status".into(),
-                json!({"phase": "Pending", "lastPhaseTransitionTime": shared::registry::meta::now_rfc3339()}),
+                json!({"phase": "Pending", "lastPhaseTransitionTime": shared::apimachinery::meta::now_rfc3339()}),
             );
         }
     }
@@ -561,7 +561,7 @@ impl Strategy for VolumeStrategy {
             if let Some(Value::Object(st)) = new.get_mut("status") {
                 st.insert(
                     "lastPhaseTransitionTime".into(),
-                    json!(shared::registry::meta::now_rfc3339()),
+                    json!(shared::apimachinery::meta::now_rfc3339()),
                 );
             }
         }

@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 use shared::registry::resource::{ResourceDef, Subresource};
 use shared::registry::table::{lookup, Column};
-use shared::registry::validation::NameRule;
+use shared::apimachinery::validation::NameRule;
 
 use super::columns::{array_at, format_labels, int_at, int_col, names_of, since, str_or};
 use super::core_strategies::{ConfigMapStrategy, NamespaceStrategy, PodStrategy, SecretStrategy};

@@ -14,9 +14,9 @@
 
 use serde_json::{Map, Value};
 use shared::registry::strategy::Strategy;
-use shared::registry::validation::names::{is_dns1123_subdomain, is_qualified_name};
-use shared::registry::validation::object_meta::validate_immutable_field;
-use shared::registry::validation::{FieldError, FieldPath};
+use shared::apimachinery::validation::names::{is_dns1123_subdomain, is_qualified_name};
+use shared::apimachinery::validation::object_meta::validate_immutable_field;
+use shared::apimachinery::validation::{FieldError, FieldPath};
 
 /// `ReportingInstanceLengthLimit`, `ActionLengthLimit`, `ReasonLengthLimit`.
 const SHORT_LIMIT: usize = 128;

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use shared::endpoints::status::ApiError;
+use shared::apimachinery::errors::ApiError;
 use shared::registry::resource::{CustomSubresource, SubresourceCall};
 
 /// A pod subresource served by the kubelet.

@@ -8,7 +8,7 @@ pub fn definitions() -> Vec<ResourceDef> {
     vec![
         ResourceDef::new("node.k8s.io", "v1", "RuntimeClass", "runtimeclasses")
             .cluster_scoped()
-            .name_rule(shared::registry::validation::NameRule::Dns1123Subdomain)
+            .name_rule(shared::apimachinery::validation::NameRule::Dns1123Subdomain)
             .columns(vec![Column::path("Handler", "handler"), Column::age()]),
     ]
 }

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use shared::endpoints::status::{ApiError, GroupResource};
+use shared::apimachinery::errors::{ApiError, GroupResource};
 use shared::registry::resource::{CustomSubresource, SubresourceCall};
 
 use super::subresources::guaranteed_update;

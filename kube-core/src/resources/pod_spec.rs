@@ -4,8 +4,8 @@
 //! and `pkg/apis/core/validation/validation.go`.
 
 use serde_json::{json, Map, Value};
-use shared::registry::validation::names::is_dns1123_label;
-use shared::registry::validation::{FieldError, FieldPath};
+use shared::apimachinery::validation::names::is_dns1123_label;
+use shared::apimachinery::validation::{FieldError, FieldPath};
 
 /// Upstream's `SetDefaults_PodSpec` and container defaults, on the object at
 /// `spec` (a pod's `spec` or a template's `spec.template.spec`).
@@ -293,14 +293,14 @@ pub fn validate_pod_spec(spec: &Value, path: &FieldPath) -> Vec<FieldError> {
         }
     }
     if let Some(node_selector) = s.get("nodeSelector") {
-        errs.extend(shared::registry::validation::object_meta::validate_labels(
+        errs.extend(shared::apimachinery::validation::object_meta::validate_labels(
             node_selector,
             &path.child("nodeSelector"),
         ));
     }
     let sa = str_field(spec, "serviceAccountName");
     if !sa.is_empty() {
-        for msg in shared::registry::validation::names::name_is_dns_subdomain(sa, false) {
+        for msg in shared::apimachinery::validation::names::name_is_dns_subdomain(sa, false) {
             errs.push(FieldError::invalid(
                 path.child("serviceAccountName"),
                 json!(sa),
@@ -628,14 +628,14 @@ pub fn parse_quantity(s: &str) -> Option<f64> {
 pub fn validate_template_metadata(template: &Value, path: &FieldPath) -> Vec<FieldError> {
     let mut errs = Vec::new();
     if let Some(labels) = template.pointer("/metadata/labels") {
-        errs.extend(shared::registry::validation::object_meta::validate_labels(
+        errs.extend(shared::apimachinery::validation::object_meta::validate_labels(
             labels,
             &path.child("metadata").child("labels"),
         ));
     }
     if let Some(ann) = template.pointer("/metadata/annotations") {
         errs.extend(
-            shared::registry::validation::object_meta::validate_annotations(
+            shared::apimachinery::validation::object_meta::validate_annotations(
                 ann,
                 &path.child("metadata").child("annotations"),
             ),

@@ -14,19 +14,19 @@ pub fn definitions() -> Vec<ResourceDef> {
     vec![
         ResourceDef::new(G, "v1", "ClusterRoleBinding", "clusterrolebindings")
             .cluster_scoped()
-            .name_rule(shared::registry::validation::NameRule::PathSegment)
+            .name_rule(shared::apimachinery::validation::NameRule::PathSegment)
             .columns(binding_columns())
             .strategy(BindingStrategy { cluster: true }),
         ResourceDef::new(G, "v1", "ClusterRole", "clusterroles")
             .cluster_scoped()
-            .name_rule(shared::registry::validation::NameRule::PathSegment)
+            .name_rule(shared::apimachinery::validation::NameRule::PathSegment)
             .strategy(RoleStrategy { cluster: true }),
         ResourceDef::new(G, "v1", "RoleBinding", "rolebindings")
-            .name_rule(shared::registry::validation::NameRule::PathSegment)
+            .name_rule(shared::apimachinery::validation::NameRule::PathSegment)
             .columns(binding_columns())
             .strategy(BindingStrategy { cluster: false }),
         ResourceDef::new(G, "v1", "Role", "roles")
-            .name_rule(shared::registry::validation::NameRule::PathSegment)
+            .name_rule(shared::apimachinery::validation::NameRule::PathSegment)
             .strategy(RoleStrategy { cluster: false }),
     ]
 }

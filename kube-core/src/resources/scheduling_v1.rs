@@ -4,7 +4,7 @@ use serde_json::{json, Value};
 use shared::registry::resource::ResourceDef;
 use shared::registry::strategy::Strategy;
 use shared::registry::table::{lookup, Column};
-use shared::registry::validation::FieldError;
+use shared::apimachinery::validation::FieldError;
 
 use super::columns::{int_at, str_or};
 

@@ -4,8 +4,8 @@
 
 use serde_json::{json, Value};
 use shared::registry::strategy::Strategy;
-use shared::registry::validation::names::is_dns1123_label;
-use shared::registry::validation::{FieldError, FieldPath};
+use shared::apimachinery::validation::names::is_dns1123_label;
+use shared::apimachinery::validation::{FieldError, FieldPath};
 
 use super::pod_spec::iana_svc_name;
 
@@ -337,7 +337,7 @@ impl Strategy for ServiceStrategy {
             }
         }
         if let Some(sel) = spec.get("selector") {
-            errs.extend(shared::registry::validation::object_meta::validate_labels(
+            errs.extend(shared::apimachinery::validation::object_meta::validate_labels(
                 sel,
                 &sp.child("selector"),
             ));

@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 use shared::registry::resource::ResourceDef;
 use shared::registry::strategy::Strategy;
 use shared::registry::table::{lookup, Column};
-use shared::registry::validation::FieldError;
+use shared::apimachinery::validation::FieldError;
 
 use super::columns::{array_at, str_or};
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use serde_json::{json, Value};
-use shared::endpoints::status::{ApiError, GroupResource};
+use shared::apimachinery::errors::{ApiError, GroupResource};
 use shared::registry::resource::{CustomSubresource, SubresourceCall, SubresourceResult};
 use shared::registry::store::{DeleteOptions, Store};
 use shared::storage::StorageError;
@@ -25,7 +25,7 @@ fn refuse_eviction(cause: String) -> ApiError {
         10,
     );
     if let Some(d) = e.details.as_mut() {
-        d.causes.push(shared::endpoints::status::StatusCause {
+        d.causes.push(shared::apimachinery::errors::StatusCause {
             reason: "DisruptionBudget".into(),
             message: cause,
             field: String::new(),
@@ -123,7 +123,7 @@ async fn check_disruption_budget(pod: &Value, dry_run: bool) -> Result<(), ApiEr
             "The disruption budget {pdb_name} needs {desired} healthy pods and has {current} currently"
         )));
     }
-    let now = shared::registry::meta::now_rfc3339();
+    let now = shared::apimachinery::meta::now_rfc3339();
     guaranteed_update(pdbs, namespace, &pdb_name, dry_run, |p| {
         let allowed = p
             .pointer("/status/disruptionsAllowed")
@@ -174,11 +174,11 @@ pub async fn guaranteed_update(
         if dry_run {
             return Ok(obj);
         }
-        shared::registry::meta::remove(&mut obj, "resourceVersion");
+        shared::apimachinery::meta::remove(&mut obj, "resourceVersion");
         let bytes = Bytes::from(serde_json::to_vec(&obj).map_err(ApiError::internal)?);
         match store.storage().update(&key, kv.mod_revision, bytes).await {
             Ok(rev) => {
-                shared::registry::meta::set(&mut obj, "resourceVersion", json!(rev.to_string()));
+                shared::apimachinery::meta::set(&mut obj, "resourceVersion", json!(rev.to_string()));
                 return Ok(obj);
             }
             Err(StorageError::Conflict { .. }) => continue,
@@ -211,7 +211,7 @@ pub async fn bind(
         .and_then(Value::as_str)
         .unwrap_or("");
     if node.is_empty() {
-        let err = shared::registry::validation::FieldError::required("target.name", "");
+        let err = shared::apimachinery::validation::FieldError::required("target.name", "");
         return Err(ApiError::invalid("", "Binding", name, &[err]));
     }
     let kind = binding
@@ -219,7 +219,7 @@ pub async fn bind(
         .and_then(Value::as_str)
         .unwrap_or("");
     if !kind.is_empty() && kind != "Node" {
-        let err = shared::registry::validation::FieldError::not_supported(
+        let err = shared::apimachinery::validation::FieldError::not_supported(
             "target.kind",
             json!(kind),
             &["Node"],
@@ -228,7 +228,7 @@ pub async fn bind(
     }
     let annotations = binding.pointer("/metadata/annotations").cloned();
     guaranteed_update(store, namespace, name, dry_run, |pod| {
-        if shared::registry::meta::is_deleting(pod) {
+        if shared::apimachinery::meta::is_deleting(pod) {
             return Err(ApiError::conflict(
                 gr,
                 name,
@@ -247,7 +247,7 @@ pub async fn bind(
             spec.insert("nodeName".into(), json!(node));
         }
         if let Some(Value::Object(add)) = &annotations {
-            let meta = shared::registry::meta::meta_mut(pod);
+            let meta = shared::apimachinery::meta::meta_mut(pod);
             let ann = meta.entry("annotations").or_insert_with(|| json!({}));
             if let Value::Object(a) = ann {
                 for (k, v) in add {
@@ -255,7 +255,7 @@ pub async fn bind(
                 }
             }
         }
-        let now = shared::registry::meta::now_rfc3339();
+        let now = shared::apimachinery::meta::now_rfc3339();
         let status = pod
             .as_object_mut()
             .map(|m| m.entry("status").or_insert_with(|| json!({})));
@@ -414,7 +414,7 @@ pub fn register_bindings(groups: &mut shared::endpoints::discovery::GroupSet) {
                     .unwrap_or("")
                     .to_string();
                 if name.is_empty() {
-                    let err = shared::registry::validation::FieldError::required(
+                    let err = shared::apimachinery::validation::FieldError::required(
                         "metadata.name",
                         "name or generateName is required",
                     );
@@ -464,7 +464,7 @@ pub fn token_subresource(
                     .unwrap_or(3600);
                 let path = "spec.expirationSeconds";
                 if exp_secs < 600 {
-                    let err = shared::registry::validation::FieldError::invalid(
+                    let err = shared::apimachinery::validation::FieldError::invalid(
                         path,
                         json!(exp_secs),
                         "may not specify a duration less than 10 minutes",
@@ -477,7 +477,7 @@ pub fn token_subresource(
                     ));
                 }
                 if exp_secs > 1 << 32 {
-                    let err = shared::registry::validation::FieldError::invalid(
+                    let err = shared::apimachinery::validation::FieldError::invalid(
                         path,
                         json!(exp_secs),
                         "may not specify a duration larger than 2^32 seconds",
@@ -509,7 +509,7 @@ pub fn token_subresource(
                         "Secret" => "secret",
                         "Node" => "node",
                         other => {
-                            let err = shared::registry::validation::FieldError::not_supported(
+                            let err = shared::apimachinery::validation::FieldError::not_supported(
                                 "spec.boundObjectRef.kind",
                                 json!(other),
                                 &["Node", "Pod", "Secret"],
@@ -527,7 +527,7 @@ pub fn token_subresource(
                     let claimed = bound.get("uid").and_then(Value::as_str).unwrap_or("");
                     if !claimed.is_empty() && claimed != uid {
                         return Err(ApiError::conflict(
-                            shared::endpoints::status::GroupResource {
+                            shared::apimachinery::errors::GroupResource {
                                 group: "",
                                 resource: kind,
                             },
@@ -592,7 +592,7 @@ async fn bound_object_uid(
     };
     let not_found = || {
         ApiError::not_found(
-            shared::endpoints::status::GroupResource {
+            shared::apimachinery::errors::GroupResource {
                 group: "",
                 resource,
             },

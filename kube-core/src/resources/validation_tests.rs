@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 use shared::registry::resource::ResourceDef;
-use shared::registry::validation::{validate_object_meta, FieldPath};
+use shared::apimachinery::validation::{validate_object_meta, FieldPath};
 
 fn def(group: &str, resource: &str) -> ResourceDef {
     super::definitions()

@@ -4,8 +4,8 @@
 
 use serde_json::{json, Map, Value};
 use shared::registry::strategy::Strategy;
-use shared::registry::validation::object_meta::validate_immutable_field;
-use shared::registry::validation::{validate_label_selector, FieldError, FieldPath};
+use shared::apimachinery::validation::object_meta::validate_immutable_field;
+use shared::apimachinery::validation::{validate_label_selector, FieldError, FieldPath};
 
 use super::pod_spec::{default_pod_spec, validate_pod_spec, validate_template_metadata};
 
@@ -145,7 +145,7 @@ impl Strategy for WorkloadStrategy {
                 if sel.as_object().is_none_or(|m| m.is_empty()) {
                     errs.push(FieldError::required(path.child("selector"), ""));
                 } else {
-                    errs.extend(shared::registry::validation::object_meta::validate_labels(
+                    errs.extend(shared::apimachinery::validation::object_meta::validate_labels(
                         &sel,
                         &path.child("selector"),
                     ));

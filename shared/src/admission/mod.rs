@@ -32,7 +32,7 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 use crate::authentication::UserInfo;
-use crate::endpoints::status::ApiError;
+use crate::apimachinery::errors::ApiError;
 use crate::registry::resource::ResourceDef;
 
 /// The kind of write, as upstream's `admission.Operation`.

@@ -8,8 +8,8 @@ use serde_json::Value;
 use std::sync::{Arc, OnceLock};
 
 use super::{AdmissionPlugin, Attributes, Operation};
-use crate::endpoints::status::{ApiError, GroupResource, StatusCause};
-use crate::registry::meta;
+use crate::apimachinery::errors::{ApiError, GroupResource, StatusCause};
+use crate::apimachinery::meta;
 use crate::registry::store::Store;
 use crate::storage::EtcdStorage;
 

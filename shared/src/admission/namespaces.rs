@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::endpoints::status::ApiError;
+use crate::apimachinery::errors::ApiError;
 use crate::registry::informer::Mirror;
 use crate::storage::EtcdStorage;
 

@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock};
 use serde_json::Value;
 
 use crate::endpoints::discovery::GroupSet;
-use crate::endpoints::status::ApiError;
+use crate::apimachinery::errors::ApiError;
 use crate::registry::store::{ListOptions, Store};
 
 /// Stores by `(group, resource)`, set once when the tier's API groups are

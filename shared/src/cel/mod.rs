@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::registry::validation::{FieldError, FieldPath};
+use crate::apimachinery::validation::{FieldError, FieldPath};
 use crate::schema::compile::Additional;
 use crate::schema::Schema;
 

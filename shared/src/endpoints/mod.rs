@@ -3,7 +3,6 @@
 
 pub mod aggregated_discovery;
 pub mod discovery;
-pub mod duration;
 pub mod handlers;
 pub mod negotiation;
 pub mod request_info;

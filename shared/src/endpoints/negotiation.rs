@@ -10,7 +10,7 @@
 //! (`application/vnd.kubernetes.protobuf`). `Table` is JSON or YAML only:
 //! it has no protobuf message upstream either.
 
-use crate::endpoints::status::ApiError;
+use crate::apimachinery::errors::ApiError;
 use crate::registry::table::IncludeObject;
 
 /// The shape of a response.

@@ -10,9 +10,9 @@
 //! (`/`, `/api`, `/apis/{group}`, `/healthz`, ...) is a non-resource request
 //! whose verb is the lowercased HTTP method.
 
-use crate::registry::validation::names::is_valid_path_segment_name;
-use crate::selection::fields::FieldSelector;
-use crate::selection::labels::LabelSelector;
+use crate::apimachinery::validation::names::is_valid_path_segment_name;
+use crate::apimachinery::fields::FieldSelector;
+use crate::apimachinery::labels::LabelSelector;
 
 /// What a request is about (upstream's `request.RequestInfo`).
 #[derive(Clone, Debug, Default, PartialEq)]

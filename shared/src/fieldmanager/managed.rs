@@ -42,11 +42,11 @@ impl Entry {
     /// How conflict messages name this manager: `"m"`, with
     /// ` with subresource "s"` and, for updaters, ` using <apiVersion>`.
     pub fn display(&self) -> String {
-        let mut s = crate::registry::validation::go_quote(&self.manager);
+        let mut s = crate::apimachinery::validation::go_quote(&self.manager);
         if !self.subresource.is_empty() {
             s.push_str(&format!(
                 " with subresource {}",
-                crate::registry::validation::go_quote(&self.subresource)
+                crate::apimachinery::validation::go_quote(&self.subresource)
             ));
         }
         if self.operation == "Update" {

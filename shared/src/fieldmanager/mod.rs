@@ -18,7 +18,7 @@ pub mod typeinfo;
 
 use serde_json::{json, Value};
 
-use crate::endpoints::status::{ApiError, StatusCause, StatusDetails};
+use crate::apimachinery::errors::{ApiError, StatusCause, StatusDetails};
 use fieldpath::{fields, path_string, Set};
 use managed::Entry;
 use typeinfo::{Ty, TypeResolver};
@@ -166,7 +166,7 @@ pub fn track_update(
         e.set = e.set.difference(&changed).difference(&removed);
     }
     if let (Some(manager), false) = (manager, changed.is_empty()) {
-        let now = crate::registry::meta::now_rfc3339();
+        let now = crate::apimachinery::meta::now_rfc3339();
         match entries
             .iter_mut()
             .find(|e| e.same_manager(manager, "Update", op.subresource, &op.api_version))
@@ -292,7 +292,7 @@ pub fn apply(
         && applied == last;
     let time = match old_time {
         Some(t) if unchanged => Some(t),
-        _ => Some(crate::registry::meta::now_rfc3339()),
+        _ => Some(crate::apimachinery::meta::now_rfc3339()),
     };
     entries.push(Entry {
         manager: manager.to_string(),

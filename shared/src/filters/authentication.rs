@@ -11,7 +11,7 @@ use crate::authentication::request_header::RequestHeaderNames;
 use crate::authentication::union::UnionAuthenticator;
 use crate::authentication::AuthRequest;
 use crate::body::{Request, Response};
-use crate::endpoints::status::ApiError;
+use crate::apimachinery::errors::ApiError;
 use crate::server::tls::PeerCertificates;
 
 /// The authentication filter.

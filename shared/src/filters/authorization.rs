@@ -10,7 +10,7 @@ use crate::authentication::UserInfo;
 use crate::authorization::{forbidden_message, Attributes, Authorizer, Decision};
 use crate::body::{Request, Response};
 use crate::endpoints::request_info::RequestInfo;
-use crate::endpoints::status::{ApiError, GroupResource};
+use crate::apimachinery::errors::{ApiError, GroupResource};
 
 /// The authorization filter.
 #[derive(Clone)]

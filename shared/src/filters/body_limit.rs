@@ -5,7 +5,7 @@ use futures_util::future::BoxFuture;
 
 use super::{Filter, Next};
 use crate::body::{self, Request, Response};
-use crate::endpoints::status::ApiError;
+use crate::apimachinery::errors::ApiError;
 
 /// The body-limit filter.
 #[derive(Clone)]

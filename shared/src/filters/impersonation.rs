@@ -14,7 +14,7 @@ use crate::authentication::{UserInfo, ALL_AUTHENTICATED, ALL_UNAUTHENTICATED, AN
 use crate::authorization::{Attributes, Authorizer, Decision};
 use crate::body::{Request, Response};
 use crate::endpoints::request_info::RequestInfo;
-use crate::endpoints::status::ApiError;
+use crate::apimachinery::errors::ApiError;
 
 const USER: &str = "impersonate-user";
 const UID: &str = "impersonate-uid";

@@ -8,10 +8,10 @@ use futures_util::future::BoxFuture;
 
 use super::{Filter, Next};
 use crate::body::{Request, Response};
-use crate::endpoints::duration::parse_go_duration;
+use crate::apimachinery::duration::parse_go_duration;
 use crate::endpoints::handlers::Query;
 use crate::endpoints::request_info::RequestInfo;
-use crate::endpoints::status::ApiError;
+use crate::apimachinery::errors::ApiError;
 
 /// The timeout filter.
 #[derive(Clone)]

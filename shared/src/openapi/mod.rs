@@ -625,7 +625,7 @@ impl OpenApi {
                         .header(http::header::CACHE_CONTROL, "no-cache, private")
                         .body(body::full(Vec::new()))
                         .unwrap_or_else(|_| {
-                            crate::endpoints::status::ApiError::internal("building response")
+                            crate::apimachinery::errors::ApiError::internal("building response")
                                 .into_response()
                         }),
                 )
@@ -702,7 +702,7 @@ fn bytes_response(
     }
     b.body(body::full(if not_modified { Bytes::new() } else { bytes }))
         .unwrap_or_else(|_| {
-            crate::endpoints::status::ApiError::internal("building response").into_response()
+            crate::apimachinery::errors::ApiError::internal("building response").into_response()
         })
 }
 

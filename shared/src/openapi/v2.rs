@@ -99,7 +99,7 @@ pub fn respond(
             bytes.clone()
         }))
         .unwrap_or_else(|_| {
-            crate::endpoints::status::ApiError::internal("building response").into_response()
+            crate::apimachinery::errors::ApiError::internal("building response").into_response()
         })
 }
 

@@ -23,7 +23,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use crate::authentication::request_header::is_standard_identity_header;
 use crate::authentication::UserInfo;
 use crate::body::{self, Body, Request, Response};
-use crate::endpoints::status::ApiError;
+use crate::apimachinery::errors::ApiError;
 use crate::server::options::DelegationOptions;
 
 type Connector = hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>;

@@ -3,10 +3,10 @@
 
 use serde_json::{json, Value};
 
-use super::meta;
+use crate::apimachinery::meta;
 use super::store::{storage_error, Store, WriteContext, MAX_UPDATE_ATTEMPTS};
 use crate::admission::{Attributes, Operation};
-use crate::endpoints::status::ApiError;
+use crate::apimachinery::errors::ApiError;
 use crate::storage::StorageError;
 
 use super::list::ListOptions;
@@ -30,7 +30,7 @@ pub struct DeleteOptions {
 /// object stand (every served version's default is background). Returns
 /// whether the finalizers changed.
 pub fn apply_propagation_policy(obj: &mut Value, policy: Option<&str>) -> bool {
-    use crate::registry::validation::object_meta::{
+    use crate::apimachinery::validation::object_meta::{
         FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS as FINALIZER_ORPHAN,
     };
     let (add, remove): (Option<&str>, &[&str]) = match policy {

@@ -18,7 +18,7 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 use super::informer::Mirror;
-use super::meta;
+use crate::apimachinery::meta;
 use crate::storage::watch::WatchEventKind;
 use crate::storage::{EtcdStorage, ListRequest};
 

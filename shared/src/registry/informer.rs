@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::watch;
 
-use super::meta;
+use crate::apimachinery::meta;
 use super::store::{ListOptions, Store};
 use super::watch::WatchOptions;
 

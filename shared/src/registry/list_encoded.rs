@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use super::cached::{CachedPage, StoreCodec};
 use super::store::{storage_error, ListOptions, Store};
-use crate::endpoints::status::ApiError;
+use crate::apimachinery::errors::ApiError;
 use crate::storage::cacher::{CachedObject, Codec};
 use crate::storage::{ListRequest, StorageError};
 

@@ -8,12 +8,10 @@ pub mod informer;
 pub mod json_patch;
 pub mod list;
 pub mod list_encoded;
-pub mod meta;
 pub mod resource;
 #[cfg(test)]
 mod shared_cache_tests;
 pub mod store;
 pub mod strategy;
 pub mod table;
-pub mod validation;
 pub mod watch;

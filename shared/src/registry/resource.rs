@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::strategy::{DefaultStrategy, Strategy};
 use super::table::Column;
-use super::validation::NameRule;
+use crate::apimachinery::validation::NameRule;
 
 /// Subresources a resource may expose through the generic store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -161,7 +161,7 @@ pub struct SubresourceCall<'a> {
 }
 
 /// What a [`CustomSubresource`] answers: a status code and a JSON body.
-pub type SubresourceResult = Result<(u16, serde_json::Value), crate::endpoints::status::ApiError>;
+pub type SubresourceResult = Result<(u16, serde_json::Value), crate::apimachinery::errors::ApiError>;
 
 /// The handler of a [`CustomSubresource`].
 pub type SubresourceHandler = Arc<
@@ -386,8 +386,8 @@ impl ResourceDef {
     }
 
     /// The group/resource used in error messages.
-    pub fn group_resource(&self) -> crate::endpoints::status::GroupResource<'_> {
-        crate::endpoints::status::GroupResource {
+    pub fn group_resource(&self) -> crate::apimachinery::errors::GroupResource<'_> {
+        crate::apimachinery::errors::GroupResource {
             group: &self.group,
             resource: &self.resource,
         }

@@ -13,12 +13,12 @@ use std::sync::Arc;
 use bytes::Bytes;
 use serde_json::{json, Value};
 
-use super::meta;
+use crate::apimachinery::meta;
 use super::resource::{ResourceDef, Subresource};
-use super::validation::{validate_object_meta, validate_object_meta_update, FieldError, FieldPath};
+use crate::apimachinery::validation::{validate_object_meta, validate_object_meta_update, FieldError, FieldPath};
 use crate::admission::{AdmissionChain, Attributes, Operation};
 use crate::authentication::UserInfo;
-use crate::endpoints::status::ApiError;
+use crate::apimachinery::errors::ApiError;
 use crate::storage::{EtcdStorage, KeyValue, StorageError};
 
 /// How many times an update without a client `resourceVersion` is retried

@@ -9,8 +9,8 @@
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use super::validation::FieldError;
-use crate::endpoints::status::ApiError;
+use crate::apimachinery::validation::FieldError;
+use crate::apimachinery::errors::ApiError;
 
 /// Behaviour of one kind. All methods have neutral defaults.
 pub trait Strategy: Send + Sync {
@@ -67,14 +67,14 @@ pub trait Strategy: Send + Sync {
     /// Adjusts an object read from storage before anyone sees it (custom
     /// resources are converted to the served version, pruned and defaulted
     /// on read, as upstream's decoder does). An error fails the read.
-    fn on_read(&self, _obj: &mut Value) -> Result<(), crate::endpoints::status::ApiError> {
+    fn on_read(&self, _obj: &mut Value) -> Result<(), crate::apimachinery::errors::ApiError> {
         Ok(())
     }
 
     /// [`Strategy::on_read`] for the objects of one storage page of a LIST,
     /// so that work can be batched (a CRD's conversion webhook converts a
     /// list in one ConversionReview, as upstream).
-    fn on_read_many(&self, objs: &mut [Value]) -> Result<(), crate::endpoints::status::ApiError> {
+    fn on_read_many(&self, objs: &mut [Value]) -> Result<(), crate::apimachinery::errors::ApiError> {
         for obj in objs {
             self.on_read(obj)?;
         }
@@ -87,7 +87,7 @@ pub trait Strategy: Send + Sync {
     fn for_storage(
         &self,
         _obj: &Value,
-    ) -> Result<Option<Value>, crate::endpoints::status::ApiError> {
+    ) -> Result<Option<Value>, crate::apimachinery::errors::ApiError> {
         Ok(None)
     }
 

@@ -16,9 +16,9 @@ use futures_util::StreamExt;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-use super::meta;
+use crate::apimachinery::meta;
 use super::store::{storage_error, ListOptions, Store};
-use crate::endpoints::status::ApiError;
+use crate::apimachinery::errors::ApiError;
 use crate::storage::{StorageError, WatchEventKind};
 
 /// Upstream's bookmark period.
@@ -95,13 +95,13 @@ pub fn validate_watch_options(opts: &WatchOptions) -> Result<(), ApiError> {
     if opts.send_initial_events.is_some() {
         let mut errors = Vec::new();
         if opts.list.resource_version_match.as_deref() != Some("NotOlderThan") {
-            errors.push(crate::registry::validation::FieldError::forbidden(
+            errors.push(crate::apimachinery::validation::FieldError::forbidden(
                 "resourceVersionMatch",
                 "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
             ));
         }
         if !opts.allow_bookmarks {
-            errors.push(crate::registry::validation::FieldError::forbidden(
+            errors.push(crate::apimachinery::validation::FieldError::forbidden(
                 "allowWatchBookmarks",
                 "sendInitialEvents requires setting allowWatchBookmarks to true",
             ));

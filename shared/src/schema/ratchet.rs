@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::registry::validation::{FieldError, FieldErrorType};
+use crate::apimachinery::validation::{FieldError, FieldErrorType};
 
 /// One step of a rendered field path.
 #[derive(Debug, PartialEq)]

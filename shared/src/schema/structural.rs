@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::registry::validation::{FieldError, FieldPath};
+use crate::apimachinery::validation::{FieldError, FieldPath};
 
 /// Keywords that may not appear inside `allOf`/`anyOf`/`oneOf`/`not`.
 const FORBIDDEN_IN_JUNCTORS: &[&str] = &[

@@ -14,7 +14,7 @@ use crate::endpoints::aggregated_discovery;
 use crate::endpoints::discovery::{group_list, GroupSet, Route};
 use crate::endpoints::handlers::{self, json_response};
 use crate::endpoints::request_info::RequestInfo;
-use crate::endpoints::status::ApiError;
+use crate::apimachinery::errors::ApiError;
 use crate::proxy::Delegate;
 
 /// The non-filter part of an API server.

@@ -230,5 +230,5 @@ pub struct GenericOptions {
 
 /// Parses a Go-style duration flag (`60s`, `5m`).
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    crate::endpoints::duration::parse_go_duration(s)
+    crate::apimachinery::duration::parse_go_duration(s)
 }

@@ -35,8 +35,8 @@ use futures_util::future::BoxFuture;
 use serde_json::{Map, Value};
 use shared::admission::objects::ObjectReader;
 use shared::admission::{AdmissionPlugin, Attributes, Operation};
-use shared::endpoints::status::ApiError;
-use shared::registry::validation::{go_quote, FieldError};
+use shared::apimachinery::errors::ApiError;
+use shared::apimachinery::validation::{go_quote, FieldError};
 
 use self::config::Configuration;
 use self::evaluator::{evaluate, Aggregate};

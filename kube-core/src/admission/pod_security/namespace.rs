@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use shared::admission::objects::ObjectReader;
-use shared::registry::validation::go_quote;
+use shared::apimachinery::validation::go_quote;
 
 use super::config::Configuration;
 use super::evaluator::evaluate;

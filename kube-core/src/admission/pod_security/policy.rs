@@ -8,7 +8,7 @@
 use std::fmt;
 
 use serde_json::{Map, Value};
-use shared::registry::validation::FieldError;
+use shared::apimachinery::validation::FieldError;
 
 const LABEL_PREFIX: &str = "pod-security.kubernetes.io/";
 /// The enforce level label.

@@ -25,7 +25,7 @@ use shared::authentication::UserInfo;
 use shared::authorization::rbac::PolicyRule;
 use shared::authorization::{decided, Attributes, Authorizer, Decision, DecisionFuture};
 use shared::endpoints::request_info::RequestInfo;
-use shared::selection::fields::{FieldOperator, FieldSelector};
+use shared::apimachinery::fields::{FieldOperator, FieldSelector};
 
 use super::graph::{Graph, VertexType};
 

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use shared::endpoints::discovery::GroupSet;
-use shared::registry::meta;
+use shared::apimachinery::meta;
 use shared::registry::store::{ListOptions, Store};
 use shared::registry::watch::WatchOptions;
 

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::super::webhook::config::Rule;
 use crate::cel::expression::Expression;
-use crate::selection::labels::LabelSelector;
+use crate::apimachinery::labels::LabelSelector;
 
 /// A rule with its `resourceNames`.
 #[derive(Debug)]
@@ -153,7 +153,7 @@ pub(super) fn policy_of(obj: &Value) -> Policy {
         )
         .any(|s| s.contains("namespaceObject"));
     Policy {
-        name: crate::registry::meta::name(obj).to_string(),
+        name: crate::apimachinery::meta::name(obj).to_string(),
         param_kind: spec.get("paramKind").filter(|p| p.is_object()).map(|p| {
             (
                 str_of(p, "apiVersion").to_string(),
@@ -176,7 +176,7 @@ pub(super) fn binding_of(obj: &Value) -> Binding {
     let spec = obj.get("spec").cloned().unwrap_or(Value::Null);
     let actions = strings(spec.get("validationActions"));
     Binding {
-        name: crate::registry::meta::name(obj).to_string(),
+        name: crate::apimachinery::meta::name(obj).to_string(),
         policy: str_of(&spec, "policyName").to_string(),
         param_ref: spec
             .get("paramRef")

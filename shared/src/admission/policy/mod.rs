@@ -34,9 +34,9 @@ use super::webhook::matching::{exempt, rule_matches, selects_object};
 use super::webhook::review::{admission_request, request_namespace, Gvk};
 use super::{AdmissionPlugin, Attributes, Operation};
 use crate::cel::library::authz::Authorizer as Authz;
-use crate::endpoints::status::{ApiError, StatusCause, StatusDetails};
+use crate::apimachinery::errors::{ApiError, StatusCause, StatusDetails};
 use crate::registry::informer::Mirror;
-use crate::selection::labels::LabelSelector;
+use crate::apimachinery::labels::LabelSelector;
 use crate::storage::{EtcdStorage, ListRequest};
 
 /// Upstream's limit on an evaluated `messageExpression`.
@@ -561,7 +561,7 @@ fn forbidden(attrs: &Attributes<'_>, message: String, reason: &str) -> ApiError 
     } else {
         (reason, code)
     };
-    let gr = crate::endpoints::status::GroupResource {
+    let gr = crate::apimachinery::errors::GroupResource {
         group: &attrs.resource.group,
         resource: &attrs.resource.resource,
     };

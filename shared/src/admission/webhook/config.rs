@@ -15,7 +15,7 @@ use base64::Engine;
 use serde_json::Value;
 
 use crate::cel::expression::Expression;
-use crate::selection::labels::LabelSelector;
+use crate::apimachinery::labels::LabelSelector;
 
 /// Upstream's default and maximum `timeoutSeconds`.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);

@@ -114,7 +114,7 @@ pub fn object_selector_matches(
 /// Whether `sel` selects the object or the old object (an empty selector
 /// selects everything, an absent object nothing).
 pub fn selects_object(
-    sel: &crate::selection::labels::LabelSelector,
+    sel: &crate::apimachinery::labels::LabelSelector,
     object: Option<&Value>,
     old_object: Option<&Value>,
 ) -> bool {

@@ -46,7 +46,7 @@ use self::config::Webhook;
 use self::review::{Answer, Gvk};
 pub use self::source::WebhookSource;
 use super::{AdmissionPlugin, Attributes, Operation};
-use crate::endpoints::status::{ApiError, GroupResource, StatusCause, StatusDetails};
+use crate::apimachinery::errors::{ApiError, GroupResource, StatusCause, StatusDetails};
 use crate::registry::resource::ResourceDef;
 use crate::storage::EtcdStorage;
 

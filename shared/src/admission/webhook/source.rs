@@ -5,7 +5,7 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use super::config::{self, Webhook};
-use crate::endpoints::status::{ApiError, GroupResource};
+use crate::apimachinery::errors::{ApiError, GroupResource};
 use crate::registry::informer::Mirror;
 use crate::storage::EtcdStorage;
 

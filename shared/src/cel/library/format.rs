@@ -11,7 +11,7 @@ use ::cel::common::value::{CowVal, Val};
 use ::cel::{DeclarationError, Env, ExecutionError};
 
 use super::object_type;
-use crate::registry::validation::names;
+use crate::apimachinery::validation::names;
 
 /// A `kubernetes.NamedFormat`.
 #[derive(Clone, Debug, PartialEq)]

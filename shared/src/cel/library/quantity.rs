@@ -16,9 +16,9 @@ use super::{fail, object_type};
 
 use std::cmp::Ordering;
 
-pub use crate::quantity::Quantity;
+pub use crate::apimachinery::quantity::Quantity;
 #[cfg(test)]
-use crate::quantity::{FORMAT_WRONG, NUMERIC, SUFFIX};
+use crate::apimachinery::quantity::{FORMAT_WRONG, NUMERIC, SUFFIX};
 
 object_type!(Quantity, QUANTITY_TYPE, "kubernetes.Quantity");
 

@@ -12,9 +12,9 @@ use super::create::decode_yaml;
 use super::{check_unknown_fields, respond, shape_object, with_warnings, RestRequest};
 use crate::body::Response;
 use crate::endpoints::negotiation::Negotiated;
-use crate::endpoints::status::ApiError;
+use crate::apimachinery::errors::ApiError;
 use crate::registry::store::UpdateKind;
-use crate::registry::validation::FieldError;
+use crate::apimachinery::validation::FieldError;
 
 /// Serves one apply request.
 pub async fn apply(

@@ -7,7 +7,7 @@ use super::{
 };
 use crate::body::{Request, Response};
 use crate::endpoints::negotiation::{body_format, BodyFormat, Negotiated};
-use crate::endpoints::status::ApiError;
+use crate::apimachinery::errors::ApiError;
 
 /// Checks `apiVersion`/`kind` of a body against the endpoint and fills them
 /// in when missing, as upstream's decoder does with its default kind.
@@ -154,7 +154,7 @@ pub fn decode_yaml_lenient(bytes: &[u8]) -> Result<(Value, Option<String>), ApiE
             serde_saphyr::Error::DuplicateMappingKey { key, location } => Some(format!(
                 "line {}: key {} already set in map",
                 location.line(),
-                crate::registry::validation::go_quote(key.as_deref().unwrap_or(""))
+                crate::apimachinery::validation::go_quote(key.as_deref().unwrap_or(""))
             )),
             _ => None,
         },

@@ -10,7 +10,7 @@ use super::{
     MAX_REQUEST_BODY_BYTES,
 };
 use crate::body::{Request, Response};
-use crate::endpoints::status::ApiError;
+use crate::apimachinery::errors::ApiError;
 use crate::registry::store::WriteContext;
 
 pub(super) async fn serve_custom(

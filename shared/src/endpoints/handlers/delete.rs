@@ -6,8 +6,8 @@ use super::read::list_body;
 use super::{read_object_body, respond, shape_object, RestRequest};
 use crate::body::{Request, Response};
 use crate::endpoints::negotiation::Negotiated;
-use crate::endpoints::status::{success_status, ApiError};
-use crate::registry::meta;
+use crate::apimachinery::errors::{success_status, ApiError};
+use crate::apimachinery::meta;
 use crate::registry::store::{DeleteOptions, DeleteOutcome, ListPage};
 
 /// DeleteOptions from the optional body and the query.

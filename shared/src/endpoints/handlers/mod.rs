@@ -26,12 +26,12 @@ use crate::authentication::UserInfo;
 use crate::body::{self, Request, Response};
 use crate::endpoints::negotiation::{error_format, negotiate_for, Format, Negotiated, Output};
 use crate::endpoints::request_info::{parse_query, RequestInfo};
-use crate::endpoints::status::ApiError;
+use crate::apimachinery::errors::ApiError;
 use crate::registry::resource::Subresource;
 use crate::registry::store::{ListOptions, Store, WriteContext};
 use crate::registry::table;
-use crate::selection::fields::FieldSelector;
-use crate::selection::labels::LabelSelector;
+use crate::apimachinery::fields::FieldSelector;
+use crate::apimachinery::labels::LabelSelector;
 
 /// Upstream's `MaxRequestBodyBytes`.
 pub const MAX_REQUEST_BODY_BYTES: usize = 3 * 1024 * 1024;
@@ -79,7 +79,7 @@ impl Query {
             .collect();
         for v in &values {
             if *v != "All" {
-                let err = crate::registry::validation::FieldError::not_supported(
+                let err = crate::apimachinery::validation::FieldError::not_supported(
                     "dryRun",
                     Value::String(v.to_string()),
                     &["All"],
@@ -129,7 +129,7 @@ impl Query {
         let streaming = self.get("sendInitialEvents").is_some();
         // Upstream's ValidateListOptions (a LIST) and validateWatchOptions
         // (a WATCH): 422 Invalid on the `ListOptions` kind, one cause each.
-        use crate::registry::validation::FieldError;
+        use crate::apimachinery::validation::FieldError;
         let mut errs = Vec::new();
         let rv = resource_version.as_deref().unwrap_or("");
         if let Some(m) = &resource_version_match {
@@ -458,7 +458,7 @@ pub fn check_fields(
 ) -> Result<Vec<String>, ApiError> {
     let def = &rest.store.def;
     let mode = rest.query.get("fieldValidation").unwrap_or("");
-    let quote = crate::registry::validation::go_quote;
+    let quote = crate::apimachinery::validation::go_quote;
     let unknown_paths: Vec<String> = match &def.unknown_fields {
         Some(finder) => finder(body),
         None => Vec::new(),
@@ -507,7 +507,7 @@ pub fn check_fields(
             format!(
                 "{kind} in version {v} cannot be handled as a {kind}: {detail}",
                 kind = def.kind,
-                v = crate::registry::validation::go_quote(&def.version)
+                v = crate::apimachinery::validation::go_quote(&def.version)
             )
         };
         return Err(ApiError::bad_request(message));
@@ -518,7 +518,7 @@ pub fn check_fields(
 /// Adds one `Warning: 299 - "<text>"` header per warning, as upstream.
 pub fn with_warnings(mut resp: Response, warnings: &[String]) -> Response {
     for w in warnings {
-        let value = format!("299 - {}", crate::registry::validation::go_quote(w));
+        let value = format!("299 - {}", crate::apimachinery::validation::go_quote(w));
         if let Ok(v) = http::HeaderValue::from_str(&value) {
             resp.headers_mut().append("warning", v);
         }
@@ -532,7 +532,7 @@ pub fn shape_object(store: &Store, obj: Value, neg: &Negotiated) -> Value {
         Output::Object | Output::PartialObjectMetadataList => obj,
         Output::PartialObjectMetadata => table::partial_object_metadata(&obj),
         Output::Table => {
-            let rv = crate::registry::meta::resource_version(&obj).to_string();
+            let rv = crate::apimachinery::meta::resource_version(&obj).to_string();
             table::table(
                 &store.def,
                 &[obj],
@@ -566,14 +566,14 @@ impl RestRequest<'_> {
         let field_manager = self.query.get("fieldManager").unwrap_or("");
         let mut errs = Vec::new();
         if field_manager.len() > 128 {
-            errs.push(crate::registry::validation::FieldError::too_long(
+            errs.push(crate::apimachinery::validation::FieldError::too_long(
                 "fieldManager",
                 field_manager,
                 128,
             ));
         }
         if field_manager.chars().any(char::is_control) {
-            errs.push(crate::registry::validation::FieldError::invalid(
+            errs.push(crate::apimachinery::validation::FieldError::invalid(
                 "fieldManager",
                 Value::String(field_manager.to_string()),
                 "invalid characters, only printable characters are allowed",

@@ -8,10 +8,10 @@ use super::create::check_type_meta_of;
 use super::{decode_json, read_body, respond, RestRequest};
 use crate::body::{Request, Response};
 use crate::endpoints::negotiation::{body_format, BodyFormat, Negotiated};
-use crate::endpoints::status::ApiError;
+use crate::apimachinery::errors::ApiError;
 use crate::registry::resource::Subresource;
 use crate::registry::store::UpdateKind;
-use crate::registry::validation::FieldError;
+use crate::apimachinery::validation::FieldError;
 
 /// `metav1.LabelSelectorAsSelector(...).String()` for a LabelSelector, or
 /// `labels.SelectorFromSet(...).String()` for a plain map (replication
@@ -186,7 +186,7 @@ pub async fn serve(
                     .unwrap_or("");
                 if !rv.is_empty() && rv != old_rv {
                     return Err(ApiError::conflict(
-                        crate::endpoints::status::GroupResource {
+                        crate::apimachinery::errors::GroupResource {
                             group: &group,
                             resource: &resource,
                         },

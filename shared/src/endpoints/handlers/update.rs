@@ -8,7 +8,7 @@ use super::{
 };
 use crate::body::{Request, Response};
 use crate::endpoints::negotiation::{body_format, BodyFormat, Negotiated};
-use crate::endpoints::status::ApiError;
+use crate::apimachinery::errors::ApiError;
 use crate::registry::store::UpdateKind;
 
 /// Upstream's limit on JSON-patch operations.
@@ -60,7 +60,7 @@ pub async fn patch(
         return super::apply::apply(rest, namespace, &bytes, neg).await;
     }
     if rest.query.get("force").is_some() {
-        let err = crate::registry::validation::FieldError::forbidden(
+        let err = crate::apimachinery::validation::FieldError::forbidden(
             "force",
             "may not be specified for non-apply patch",
         );

@@ -18,7 +18,7 @@ use serde_json::json;
 use super::RestRequest;
 use crate::body::{self, BoxError, Response};
 use crate::endpoints::negotiation::{Format, Negotiated, Output};
-use crate::endpoints::status::ApiError;
+use crate::apimachinery::errors::ApiError;
 use crate::registry::cached::CachedWatchEvent;
 use crate::registry::store::Store;
 use crate::registry::table;
@@ -44,7 +44,7 @@ pub async fn serve_watch(
     if !rest.info.name.is_empty() && list.field_selector.is_none() {
         // legacy /watch/<resource>/<name>
         list.field_selector = Some(
-            crate::selection::fields::FieldSelector::parse(&format!(
+            crate::apimachinery::fields::FieldSelector::parse(&format!(
                 "metadata.name={}",
                 rest.info.name
             ))
@@ -163,7 +163,7 @@ fn cached_watch_response(
                         "metadata": { "resourceVersion": revision.to_string(), "creationTimestamp": null },
                     });
                     if initial_events_end {
-                        crate::registry::meta::set(&mut object, "annotations", json!({"k8s.io/initial-events-end": "true"}));
+                        crate::apimachinery::meta::set(&mut object, "annotations", json!({"k8s.io/initial-events-end": "true"}));
                     }
                     vec![encode_event(&def, Event { type_: "BOOKMARK", object }, &neg, headers)]
                 }
@@ -198,7 +198,7 @@ fn encode_event(
     let object = match (neg.output, ev.type_) {
         (_, "ERROR") | (Output::Object, _) => ev.object,
         (Output::Table, "BOOKMARK") => {
-            let rv = crate::registry::meta::resource_version(&ev.object).to_string();
+            let rv = crate::apimachinery::meta::resource_version(&ev.object).to_string();
             table::table(
                 def,
                 &[],
@@ -208,7 +208,7 @@ fn encode_event(
             )
         }
         (Output::Table, _) => {
-            let rv = crate::registry::meta::resource_version(&ev.object).to_string();
+            let rv = crate::apimachinery::meta::resource_version(&ev.object).to_string();
             table::table(
                 def,
                 &[ev.object],

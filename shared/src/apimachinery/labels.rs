@@ -14,10 +14,10 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use crate::registry::validation::field_error::{
+use crate::apimachinery::validation::field_error::{
     aggregate_strings, go_quote, FieldError, FieldPath,
 };
-use crate::registry::validation::names;
+use crate::apimachinery::validation::names;
 
 /// A requirement's operator (upstream's `selection.Operator`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
