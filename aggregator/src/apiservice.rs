@@ -5,10 +5,10 @@
 use std::cmp::Ordering;
 
 use serde_json::{json, Value};
+use shared::apimachinery::validation::{FieldError, NameRule};
 use shared::registry::resource::ResourceDef;
 use shared::registry::strategy::Strategy;
 use shared::registry::table::{lookup, Column};
-use shared::apimachinery::validation::{FieldError, NameRule};
 
 /// The aggregator's own group.
 pub const GROUP: &str = "apiregistration.k8s.io";

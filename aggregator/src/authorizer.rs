@@ -20,8 +20,8 @@ use shared::authorization::rbac::non_resource_url_matches;
 use shared::authorization::{
     decided, Attributes, Authorizer, Decision, DecisionFuture, HEALTH_PATHS,
 };
-use shared::endpoints::request_info::RequestInfo;
 use shared::proxy::Delegate;
+use shared::request::info::RequestInfo;
 
 use crate::apiservice::GROUP;
 use crate::remote::ServiceRef;

@@ -10,13 +10,13 @@ use futures_util::future::BoxFuture;
 use futures_util::FutureExt;
 use rand::seq::IndexedRandom;
 use serde_json::{json, Value};
+use shared::apimachinery::errors::ApiError;
 use shared::authentication::UserInfo;
 use shared::body::{Request, Response};
 use shared::endpoints::aggregated_discovery as ad;
 use shared::endpoints::handlers::json_response;
-use shared::endpoints::request_info::RequestInfo;
-use shared::apimachinery::errors::ApiError;
 use shared::endpoints::status::plain_text;
+use shared::request::info::RequestInfo;
 use shared::server::handler::Interceptor;
 
 use crate::apiservice::{compare_versions, GROUP};

@@ -12,9 +12,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use shared::endpoints::discovery::GroupSet;
 use shared::apimachinery::errors::ApiError;
 use shared::apimachinery::meta;
+use shared::endpoints::discovery::GroupSet;
 use shared::registry::resource::Subresource;
 use shared::registry::store::{DeleteOptions, ListOptions, Store, UpdateKind, WriteContext};
 use shared::registry::watch::WatchOptions;

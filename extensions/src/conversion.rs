@@ -82,8 +82,8 @@ impl Converter {
                 .map_err(|e| format!("invalid caBundle: {e}"))?,
             _ => Vec::new(),
         };
-        let tls = shared::server::tls::client_config(&ca, None)
-            .map_err(|e| format!("invalid caBundle: {e}"))?;
+        let tls =
+            shared::pki::client_config(&ca, None).map_err(|e| format!("invalid caBundle: {e}"))?;
         let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
         http.enforce_http(false);
         http.set_connect_timeout(Some(Duration::from_secs(5)));

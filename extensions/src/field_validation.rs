@@ -6,10 +6,10 @@
 
 use http::HeaderValue;
 use serde_json::Value;
+use shared::apimachinery::errors::ApiError;
 use shared::body::{self, Request, Response};
 use shared::endpoints::handlers::{read_body, Query};
-use shared::endpoints::request_info::RequestInfo;
-use shared::apimachinery::errors::ApiError;
+use shared::request::info::RequestInfo;
 use shared::schema::Schema;
 
 /// What the check decided for one request.

@@ -10,10 +10,10 @@ use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, RwLock};
 
 use serde_json::{json, Map, Value};
-use shared::body::{Request, Response};
-use shared::endpoints::handlers::json_response;
 use shared::apimachinery::errors::ApiError;
 use shared::apimachinery::meta;
+use shared::body::{Request, Response};
+use shared::endpoints::handlers::json_response;
 
 use crate::crd;
 

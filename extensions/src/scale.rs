@@ -6,14 +6,14 @@
 use std::sync::Arc;
 
 use serde_json::{json, Value};
+use shared::apimachinery::errors::ApiError;
+use shared::apimachinery::meta;
+use shared::apimachinery::validation::FieldError;
 use shared::body::{Request, Response};
 use shared::endpoints::handlers::{decode_json, json_response, read_body};
 use shared::endpoints::negotiation::{body_format, BodyFormat};
-use shared::endpoints::request_info::RequestInfo;
-use shared::apimachinery::errors::ApiError;
-use shared::apimachinery::meta;
 use shared::registry::store::{Store, UpdateKind, WriteContext};
-use shared::apimachinery::validation::FieldError;
+use shared::request::info::RequestInfo;
 
 /// The CRD's scale paths, as field lists (`.spec.replicas` → `[spec, replicas]`).
 #[derive(Clone, Debug)]

@@ -8,13 +8,13 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use shared::admission::AdmissionChain;
-use shared::endpoints::discovery::GroupSet;
 use shared::apimachinery::errors::ApiError;
+use shared::apimachinery::validation::{FieldError, FieldPath};
+use shared::endpoints::discovery::GroupSet;
 use shared::registry::resource::{ResourceDef, Subresource};
 use shared::registry::store::Store;
 use shared::registry::strategy::Strategy;
 use shared::registry::table::DynamicColumn;
-use shared::apimachinery::validation::{FieldError, FieldPath};
 use shared::schema::Schema;
 use shared::storage::EtcdStorage;
 
@@ -48,8 +48,8 @@ impl CustomResourceStrategy {
     /// Schema validation, then the CEL rules (with `oldSelf` on update).
     fn check(&self, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
         let mut errs = self.schema.validate(obj, &FieldPath::nil());
-        let mut budget = shared::cel::Budget::default();
-        errs.extend(shared::cel::validate(
+        let mut budget = shared::schema::cel::Budget::default();
+        errs.extend(shared::schema::cel::validate(
             &self.schema,
             obj,
             old,

@@ -125,7 +125,7 @@ impl ApiClient {
         } else {
             let ca = data_or_file(cluster, "certificate-authority", dir)?
                 .context("the kubeconfig's cluster has no certificate-authority")?;
-            crate::server::tls::client_config(&ca, client_cert)?
+            crate::pki::client_config(&ca, client_cert)?
         };
         Ok(ApiClient {
             delegate: Delegate::new(server, tls)?,

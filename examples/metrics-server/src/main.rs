@@ -19,10 +19,10 @@ use std::time::Duration;
 
 use clap::Parser;
 use serde_json::{json, Value};
+use shared::apimachinery::errors::{ApiError, GroupResource};
 use shared::authentication::UserInfo;
 use shared::endpoints::discovery::GroupSet;
 use shared::endpoints::handlers::json_response;
-use shared::apimachinery::errors::{ApiError, GroupResource};
 use shared::registry::resource::ResourceDef;
 use shared::server::handler::ApiServer;
 use shared::server::options::{AuthenticationOptions, GenericOptions, SecureServingOptions};

@@ -9,7 +9,7 @@ use futures_util::FutureExt;
 use serde_json::{json, Value};
 use shared::body::{Request, Response};
 use shared::endpoints::handlers::json_response;
-use shared::endpoints::request_info::RequestInfo;
+use shared::request::info::RequestInfo;
 use shared::server::handler::Interceptor;
 
 /// The path of the document.

@@ -4,8 +4,8 @@
 
 use serde_json::{json, Value};
 use shared::apimachinery::meta;
-use shared::registry::strategy::Strategy;
 use shared::apimachinery::validation::FieldError;
+use shared::registry::strategy::Strategy;
 
 use super::{conditions, storage_version, CLEANUP_FINALIZER};
 

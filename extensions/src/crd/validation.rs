@@ -194,7 +194,7 @@ fn validate_versions(spec: &Value, spec_path: &FieldPath, errs: &mut Vec<FieldEr
             Some(s) => {
                 let sp = p.child("schema").child("openAPIV3Schema");
                 errs.extend(structural::check(s, &sp));
-                errs.extend(shared::cel::compile_errors(s, &sp));
+                errs.extend(shared::schema::cel::compile_errors(s, &sp));
                 errs.extend(structural::check_defaults(s, &sp));
             }
         }

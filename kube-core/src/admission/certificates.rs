@@ -18,9 +18,9 @@ use base64::Engine;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 use shared::admission::{AdmissionPlugin, Attributes, Operation};
-use shared::authorization::{self, Authorizer, Decision};
-use shared::endpoints::request_info::RequestInfo;
 use shared::apimachinery::errors::ApiError;
+use shared::authorization::{self, Authorizer, Decision};
+use shared::request::info::RequestInfo;
 
 use super::forbidden;
 

@@ -28,9 +28,9 @@ use futures_util::future::BoxFuture;
 use serde_json::{Map, Value};
 use shared::admission::objects::ObjectReader;
 use shared::admission::{AdmissionPlugin, Attributes, Operation};
-use shared::authorization::Authorizer;
 use shared::apimachinery::errors::{ApiError, GroupResource};
 use shared::apimachinery::meta;
+use shared::authorization::Authorizer;
 
 use crate::authorization::node::authorizer::NODE_LEASE_NAMESPACE;
 use crate::authorization::node::node_identity;

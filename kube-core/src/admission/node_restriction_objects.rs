@@ -6,10 +6,10 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 use shared::admission::objects::ObjectReader;
 use shared::admission::Operation;
-use shared::authorization::{self, Decision};
-use shared::endpoints::request_info::RequestInfo;
 use shared::apimachinery::errors::ApiError;
 use shared::apimachinery::meta;
+use shared::authorization::{self, Decision};
+use shared::request::info::RequestInfo;
 
 use super::{plain_error, str_at, NodeRestriction, Request};
 use crate::authorization::node::references::is_mirror_pod;

@@ -7,8 +7,8 @@ use std::net::IpAddr;
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
 use shared::apimachinery::errors::ApiError;
-use shared::registry::strategy::Strategy;
 use shared::apimachinery::validation::{FieldError, FieldPath};
+use shared::registry::strategy::Strategy;
 
 use super::cluster_ip::{ClusterIpAllocator, IpError};
 use super::node_port::{NodePortAllocator, PortError};

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use shared::endpoints::discovery::GroupSet;
 use shared::apimachinery::meta;
+use shared::endpoints::discovery::GroupSet;
 use shared::registry::resource::Subresource;
 use shared::registry::store::{DeleteOptions, ListOptions, Store, UpdateKind, WriteContext};
 use shared::registry::watch::WatchOptions;

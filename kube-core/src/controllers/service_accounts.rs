@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
-use shared::endpoints::discovery::GroupSet;
 use shared::apimachinery::meta;
+use shared::endpoints::discovery::GroupSet;
 use shared::registry::store::{ListOptions, Store, WriteContext};
 use shared::registry::watch::WatchOptions;
 

@@ -8,10 +8,10 @@
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use shared::apimachinery::labels::LabelSelector;
 use shared::endpoints::discovery::GroupSet;
 use shared::registry::informer::Mirror;
 use shared::registry::store::{UpdateKind, WriteContext};
-use shared::apimachinery::labels::LabelSelector;
 use tokio::sync::watch;
 
 /// The rules `role` should have, if it is aggregated.

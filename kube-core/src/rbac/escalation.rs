@@ -11,11 +11,11 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 use shared::admission::{AdmissionPlugin, Attributes, Operation};
+use shared::apimachinery::errors::{ApiError, GroupResource};
 use shared::authentication::{UserInfo, SYSTEM_MASTERS};
 use shared::authorization::rbac::{compact_string, uncovered, PolicyRule, RbacAuthorizer};
 use shared::authorization::{self, Authorizer, Decision};
-use shared::endpoints::request_info::RequestInfo;
-use shared::apimachinery::errors::{ApiError, GroupResource};
+use shared::request::info::RequestInfo;
 
 const GROUP: &str = "rbac.authorization.k8s.io";
 

@@ -4,7 +4,7 @@ use super::*;
 use shared::authentication::UserInfo;
 use shared::authorization::rbac::RbacIndex;
 use shared::authorization::Decision;
-use shared::endpoints::request_info::RequestInfo;
+use shared::request::info::RequestInfo;
 
 fn index() -> RbacIndex {
     let objs = objects();

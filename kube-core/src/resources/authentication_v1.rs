@@ -3,10 +3,10 @@
 use std::sync::Arc;
 
 use serde_json::json;
+use shared::apimachinery::errors::ApiError;
 use shared::authentication::UserInfo;
 use shared::endpoints::discovery::GroupSet;
 use shared::endpoints::handlers::read_body;
-use shared::apimachinery::errors::ApiError;
 use shared::registry::resource::ResourceDef;
 
 /// Registers the review resources.

@@ -7,15 +7,15 @@
 use std::sync::Arc;
 
 use serde_json::{json, Value};
+use shared::apimachinery::errors::{ApiError, GroupResource};
+use shared::apimachinery::validation::FieldError;
 use shared::authentication::UserInfo;
 use shared::authorization::rbac::{review_rules, RbacAuthorizer};
 use shared::authorization::{Attributes, Authorizer, Decision};
 use shared::endpoints::discovery::GroupSet;
 use shared::endpoints::handlers::{read_object_body, respond_to_object_only};
-use shared::endpoints::request_info::RequestInfo;
-use shared::apimachinery::errors::{ApiError, GroupResource};
 use shared::registry::resource::ResourceDef;
-use shared::apimachinery::validation::FieldError;
+use shared::request::info::RequestInfo;
 
 const GROUP: &str = "authorization.k8s.io";
 

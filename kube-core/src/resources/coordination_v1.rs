@@ -1,10 +1,10 @@
 //! `coordination.k8s.io/v1`: Leases (leader election, node heartbeats).
 
 use serde_json::{json, Value};
+use shared::apimachinery::validation::FieldError;
 use shared::registry::resource::ResourceDef;
 use shared::registry::strategy::Strategy;
 use shared::registry::table::{lookup, Column};
-use shared::apimachinery::validation::FieldError;
 
 /// coordination.k8s.io/v1 declarations.
 pub fn definitions() -> Vec<ResourceDef> {

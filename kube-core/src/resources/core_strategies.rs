@@ -4,10 +4,10 @@
 
 use base64::Engine;
 use serde_json::{json, Value};
-use shared::registry::strategy::Strategy;
-use shared::registry::table::lookup;
 use shared::apimachinery::validation::names::regex_error;
 use shared::apimachinery::validation::{FieldError, FieldPath};
+use shared::registry::strategy::Strategy;
+use shared::registry::table::lookup;
 
 use super::pod_spec::{
     default_pod_requests, default_pod_spec, validate_pod_spec, validate_pod_spec_update,

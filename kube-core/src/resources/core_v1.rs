@@ -1,9 +1,9 @@
 //! The core group (`/api/v1`).
 
 use serde_json::{json, Value};
+use shared::apimachinery::validation::NameRule;
 use shared::registry::resource::{ResourceDef, Subresource};
 use shared::registry::table::{lookup, Column};
-use shared::apimachinery::validation::NameRule;
 
 use super::columns::{array_at, format_labels, int_at, int_col, names_of, since, str_or};
 use super::core_strategies::{ConfigMapStrategy, NamespaceStrategy, PodStrategy, SecretStrategy};

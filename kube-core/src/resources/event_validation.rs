@@ -13,10 +13,10 @@
 //! reporting controller is `reportingComponent` for core/v1 requests.
 
 use serde_json::{Map, Value};
-use shared::registry::strategy::Strategy;
 use shared::apimachinery::validation::names::{is_dns1123_subdomain, is_qualified_name};
 use shared::apimachinery::validation::object_meta::validate_immutable_field;
 use shared::apimachinery::validation::{FieldError, FieldPath};
+use shared::registry::strategy::Strategy;
 
 /// `ReportingInstanceLengthLimit`, `ActionLengthLimit`, `ReasonLengthLimit`.
 const SHORT_LIMIT: usize = 128;

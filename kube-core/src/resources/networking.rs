@@ -1,8 +1,8 @@
 //! Ingress validation, after upstream's `pkg/apis/networking/validation`.
 
 use serde_json::{json, Value};
-use shared::registry::strategy::Strategy;
 use shared::apimachinery::validation::{FieldError, FieldPath};
+use shared::registry::strategy::Strategy;
 
 /// Ingresses: rules or a default backend; paths absolute with a `pathType`;
 /// backends name a service with a port, or a resource.

@@ -293,10 +293,12 @@ pub fn validate_pod_spec(spec: &Value, path: &FieldPath) -> Vec<FieldError> {
         }
     }
     if let Some(node_selector) = s.get("nodeSelector") {
-        errs.extend(shared::apimachinery::validation::object_meta::validate_labels(
-            node_selector,
-            &path.child("nodeSelector"),
-        ));
+        errs.extend(
+            shared::apimachinery::validation::object_meta::validate_labels(
+                node_selector,
+                &path.child("nodeSelector"),
+            ),
+        );
     }
     let sa = str_field(spec, "serviceAccountName");
     if !sa.is_empty() {
@@ -628,10 +630,12 @@ pub fn parse_quantity(s: &str) -> Option<f64> {
 pub fn validate_template_metadata(template: &Value, path: &FieldPath) -> Vec<FieldError> {
     let mut errs = Vec::new();
     if let Some(labels) = template.pointer("/metadata/labels") {
-        errs.extend(shared::apimachinery::validation::object_meta::validate_labels(
-            labels,
-            &path.child("metadata").child("labels"),
-        ));
+        errs.extend(
+            shared::apimachinery::validation::object_meta::validate_labels(
+                labels,
+                &path.child("metadata").child("labels"),
+            ),
+        );
     }
     if let Some(ann) = template.pointer("/metadata/annotations") {
         errs.extend(

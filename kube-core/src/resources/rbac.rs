@@ -1,8 +1,8 @@
 //! RBAC validation, after upstream's `pkg/apis/rbac/validation`.
 
 use serde_json::{json, Value};
-use shared::registry::strategy::Strategy;
 use shared::apimachinery::validation::{FieldError, FieldPath};
+use shared::registry::strategy::Strategy;
 
 const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
 
@@ -120,7 +120,8 @@ impl Strategy for BindingStrategy {
         if name.is_empty() {
             errs.push(FieldError::required(rp.child("name"), ""));
         } else {
-            for msg in shared::apimachinery::validation::names::validate_path_segment_name(name, false)
+            for msg in
+                shared::apimachinery::validation::names::validate_path_segment_name(name, false)
             {
                 errs.push(FieldError::invalid(rp.child("name"), json!(name), msg));
             }
@@ -149,9 +150,9 @@ impl Strategy for BindingStrategy {
                         ));
                     }
                     if !sname.is_empty() {
-                        for msg in
-                            shared::apimachinery::validation::names::name_is_dns_subdomain(sname, false)
-                        {
+                        for msg in shared::apimachinery::validation::names::name_is_dns_subdomain(
+                            sname, false,
+                        ) {
                             errs.push(FieldError::invalid(p.child("name"), json!(sname), msg));
                         }
                     }

@@ -4,10 +4,10 @@
 //! before they start; allocation itself is the scheduler's work.
 
 use serde_json::{json, Value};
+use shared::apimachinery::validation::FieldError;
 use shared::registry::resource::ResourceDef;
 use shared::registry::strategy::{SpecStrategy, Strategy};
 use shared::registry::table::{lookup, Column};
-use shared::apimachinery::validation::FieldError;
 
 use super::columns::{array_at, str_or};
 

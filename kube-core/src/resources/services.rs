@@ -3,9 +3,9 @@
 //! `ValidateService` / `ValidateServiceUpdate`.
 
 use serde_json::{json, Value};
-use shared::registry::strategy::Strategy;
 use shared::apimachinery::validation::names::is_dns1123_label;
 use shared::apimachinery::validation::{FieldError, FieldPath};
+use shared::registry::strategy::Strategy;
 
 use super::pod_spec::iana_svc_name;
 
@@ -337,10 +337,12 @@ impl Strategy for ServiceStrategy {
             }
         }
         if let Some(sel) = spec.get("selector") {
-            errs.extend(shared::apimachinery::validation::object_meta::validate_labels(
-                sel,
-                &sp.child("selector"),
-            ));
+            errs.extend(
+                shared::apimachinery::validation::object_meta::validate_labels(
+                    sel,
+                    &sp.child("selector"),
+                ),
+            );
         }
         errs
     }

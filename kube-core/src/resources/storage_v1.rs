@@ -2,10 +2,10 @@
 //! StorageClasses, VolumeAttachments, VolumeAttributesClasses.
 
 use serde_json::{json, Value};
+use shared::apimachinery::validation::FieldError;
 use shared::registry::resource::ResourceDef;
 use shared::registry::strategy::Strategy;
 use shared::registry::table::{lookup, Column};
-use shared::apimachinery::validation::FieldError;
 
 use super::columns::{array_at, str_or};
 

@@ -178,7 +178,11 @@ pub async fn guaranteed_update(
         let bytes = Bytes::from(serde_json::to_vec(&obj).map_err(ApiError::internal)?);
         match store.storage().update(&key, kv.mod_revision, bytes).await {
             Ok(rev) => {
-                shared::apimachinery::meta::set(&mut obj, "resourceVersion", json!(rev.to_string()));
+                shared::apimachinery::meta::set(
+                    &mut obj,
+                    "resourceVersion",
+                    json!(rev.to_string()),
+                );
                 return Ok(obj);
             }
             Err(StorageError::Conflict { .. }) => continue,

@@ -4,8 +4,8 @@
 //! (defaults, then metadata and kind validation).
 
 use serde_json::{json, Value};
-use shared::registry::resource::ResourceDef;
 use shared::apimachinery::validation::{validate_object_meta, FieldPath};
+use shared::registry::resource::ResourceDef;
 
 fn def(group: &str, resource: &str) -> ResourceDef {
     super::definitions()

@@ -7,10 +7,10 @@
 use std::collections::HashSet;
 
 use serde_json::{json, Value};
-use shared::cel::expression::Expression;
-use shared::registry::strategy::Strategy;
 use shared::apimachinery::validation::names::{is_dns1123_subdomain, is_qualified_name};
 use shared::apimachinery::validation::{FieldError, FieldPath};
+use shared::cel::expression::Expression;
+use shared::registry::strategy::Strategy;
 
 /// The strategy; `mutating` adds the mutating-only fields.
 pub struct WebhookConfigurationStrategy {

@@ -3,9 +3,9 @@
 //! `pkg/apis/{apps,batch}/validation`.
 
 use serde_json::{json, Map, Value};
-use shared::registry::strategy::Strategy;
 use shared::apimachinery::validation::object_meta::validate_immutable_field;
 use shared::apimachinery::validation::{validate_label_selector, FieldError, FieldPath};
+use shared::registry::strategy::Strategy;
 
 use super::pod_spec::{default_pod_spec, validate_pod_spec, validate_template_metadata};
 
@@ -145,10 +145,12 @@ impl Strategy for WorkloadStrategy {
                 if sel.as_object().is_none_or(|m| m.is_empty()) {
                     errs.push(FieldError::required(path.child("selector"), ""));
                 } else {
-                    errs.extend(shared::apimachinery::validation::object_meta::validate_labels(
-                        &sel,
-                        &path.child("selector"),
-                    ));
+                    errs.extend(
+                        shared::apimachinery::validation::object_meta::validate_labels(
+                            &sel,
+                            &path.child("selector"),
+                        ),
+                    );
                 }
                 let tpath = path.child("template");
                 match spec.get("template").filter(|t| !t.is_null()) {

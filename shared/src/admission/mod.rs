@@ -31,8 +31,8 @@ use std::sync::{Arc, Mutex};
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use crate::authentication::UserInfo;
 use crate::apimachinery::errors::ApiError;
+use crate::authentication::UserInfo;
 use crate::registry::resource::ResourceDef;
 
 /// The kind of write, as upstream's `admission.Operation`.

@@ -8,8 +8,8 @@ use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
-use crate::endpoints::discovery::GroupSet;
 use crate::apimachinery::errors::ApiError;
+use crate::endpoints::discovery::GroupSet;
 use crate::registry::store::{ListOptions, Store};
 
 /// Stores by `(group, resource)`, set once when the tier's API groups are

@@ -15,7 +15,7 @@ pub mod x509;
 
 use std::collections::BTreeMap;
 
-use crate::server::tls::PeerCertificates;
+use crate::request::peer::PeerCertificates;
 
 /// The group every authenticated (non-anonymous) user is in.
 pub const ALL_AUTHENTICATED: &str = "system:authenticated";

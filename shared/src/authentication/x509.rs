@@ -15,7 +15,7 @@ use rustls::RootCertStore;
 use rustls_pki_types::{CertificateDer, UnixTime};
 
 use super::{AuthOutcome, AuthRequest, Authenticator, UserInfo};
-use crate::server::tls::{PeerCertificates, PeerVerdict};
+use crate::request::peer::{PeerCertificates, PeerVerdict};
 
 /// How long a verified chain is trusted without verifying it again (never
 /// past the leaf certificate's `notAfter`).
@@ -74,7 +74,7 @@ impl CertVerifier {
     /// Builds a verifier from PEM CA certificates.
     pub fn from_pem(pem: &[u8]) -> anyhow::Result<Self> {
         let mut roots = RootCertStore::empty();
-        for cert in crate::server::tls::parse_certs(pem)? {
+        for cert in crate::pki::parse_certs(pem)? {
             roots.add(cert)?;
         }
         let verifier = WebPkiClientVerifier::builder_with_provider(

@@ -175,7 +175,7 @@ impl Authorizer for DelegatingAuthorizer {
 mod tests {
     use super::*;
     use crate::authentication::UserInfo;
-    use crate::endpoints::request_info::RequestInfo;
+    use crate::request::info::RequestInfo;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     struct Counting {

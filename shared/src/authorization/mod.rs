@@ -12,7 +12,7 @@ pub mod rbac;
 use futures_util::future::BoxFuture;
 
 use crate::authentication::{UserInfo, SYSTEM_MASTERS};
-use crate::endpoints::request_info::RequestInfo;
+use crate::request::info::RequestInfo;
 
 /// What is being asked, as upstream's `authorizer.Attributes`.
 pub struct Attributes<'a> {

@@ -26,7 +26,7 @@ use serde_json::{json, Value};
 
 use super::{decided, Attributes, Authorizer, Decision, DecisionFuture};
 use crate::authentication::UserInfo;
-use crate::endpoints::request_info::RequestInfo;
+use crate::request::info::RequestInfo;
 
 /// One rule of a Role or ClusterRole.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

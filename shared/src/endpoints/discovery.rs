@@ -22,7 +22,7 @@ pub struct GroupEntry {
 pub type ResourceHandler = Arc<
     dyn Fn(
             crate::body::Request,
-            crate::endpoints::request_info::RequestInfo,
+            crate::request::info::RequestInfo,
         ) -> futures_util::future::BoxFuture<'static, crate::body::Response>
         + Send
         + Sync,

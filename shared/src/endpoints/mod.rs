@@ -5,6 +5,5 @@ pub mod aggregated_discovery;
 pub mod discovery;
 pub mod handlers;
 pub mod negotiation;
-pub mod request_info;
 pub mod status;
 pub mod version;

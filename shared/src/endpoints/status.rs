@@ -33,4 +33,3 @@ pub fn plain_text(code: u16, text: &str) -> Response {
         .body(body::full(format!("{text}\n")))
         .unwrap_or_else(|_| http::Response::new(body::empty()))
 }
-

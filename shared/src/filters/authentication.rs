@@ -7,12 +7,12 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 
 use super::{Filter, Next};
+use crate::apimachinery::errors::ApiError;
 use crate::authentication::request_header::RequestHeaderNames;
 use crate::authentication::union::UnionAuthenticator;
 use crate::authentication::AuthRequest;
 use crate::body::{Request, Response};
-use crate::apimachinery::errors::ApiError;
-use crate::server::tls::PeerCertificates;
+use crate::request::peer::PeerCertificates;
 
 /// The authentication filter.
 #[derive(Clone)]

@@ -6,11 +6,11 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 
 use super::{Filter, Next};
+use crate::apimachinery::errors::{ApiError, GroupResource};
 use crate::authentication::UserInfo;
 use crate::authorization::{forbidden_message, Attributes, Authorizer, Decision};
 use crate::body::{Request, Response};
-use crate::endpoints::request_info::RequestInfo;
-use crate::apimachinery::errors::{ApiError, GroupResource};
+use crate::request::info::RequestInfo;
 
 /// The authorization filter.
 #[derive(Clone)]

@@ -4,8 +4,8 @@
 use futures_util::future::BoxFuture;
 
 use super::{Filter, Next};
-use crate::body::{self, Request, Response};
 use crate::apimachinery::errors::ApiError;
+use crate::body::{self, Request, Response};
 
 /// The body-limit filter.
 #[derive(Clone)]

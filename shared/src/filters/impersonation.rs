@@ -10,11 +10,11 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 
 use super::{Filter, Next};
+use crate::apimachinery::errors::ApiError;
 use crate::authentication::{UserInfo, ALL_AUTHENTICATED, ALL_UNAUTHENTICATED, ANONYMOUS};
 use crate::authorization::{Attributes, Authorizer, Decision};
 use crate::body::{Request, Response};
-use crate::endpoints::request_info::RequestInfo;
-use crate::apimachinery::errors::ApiError;
+use crate::request::info::RequestInfo;
 
 const USER: &str = "impersonate-user";
 const UID: &str = "impersonate-uid";

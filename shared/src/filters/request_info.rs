@@ -5,7 +5,7 @@ use futures_util::future::BoxFuture;
 
 use super::{Filter, Next};
 use crate::body::{Request, Response};
-use crate::endpoints::request_info::parse_request_info;
+use crate::request::info::parse_request_info;
 
 /// The request-info filter.
 #[derive(Clone, Default)]

@@ -7,11 +7,11 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 
 use super::{Filter, Next};
-use crate::body::{Request, Response};
 use crate::apimachinery::duration::parse_go_duration;
-use crate::endpoints::handlers::Query;
-use crate::endpoints::request_info::RequestInfo;
 use crate::apimachinery::errors::ApiError;
+use crate::body::{Request, Response};
+use crate::endpoints::handlers::Query;
+use crate::request::info::RequestInfo;
 
 /// The timeout filter.
 #[derive(Clone)]

@@ -610,7 +610,7 @@ impl OpenApi {
         }
         let gv = path.strip_prefix("/openapi/v3/")?;
         let doc = self.v3.get(gv)?;
-        let requested = crate::endpoints::request_info::parse_query(query)
+        let requested = crate::request::info::parse_query(query)
             .into_iter()
             .find(|(k, _)| k == "hash")
             .map(|(_, v)| v);

@@ -20,10 +20,10 @@ use http::{HeaderMap, Uri};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 
+use crate::apimachinery::errors::ApiError;
 use crate::authentication::request_header::is_standard_identity_header;
 use crate::authentication::UserInfo;
 use crate::body::{self, Body, Request, Response};
-use crate::apimachinery::errors::ApiError;
 use crate::server::options::DelegationOptions;
 
 type Connector = hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>;
@@ -67,7 +67,7 @@ impl Delegate {
             (None, None) => None,
             _ => anyhow::bail!("--proxy-client-cert-file and --proxy-client-key-file go together"),
         };
-        let tls = crate::server::tls::client_config(
+        let tls = crate::pki::client_config(
             &ca,
             cert_key.as_ref().map(|(c, k)| (c.as_slice(), k.as_slice())),
         )?;

@@ -13,7 +13,7 @@ use rustls::crypto::CryptoProvider;
 use rustls::{DigitallySignedStruct, SignatureScheme};
 use rustls_pki_types::{CertificateDer, ServerName, UnixTime};
 
-use crate::server::tls::{parse_certs, parse_key, provider};
+use crate::pki::{parse_certs, parse_key, provider};
 
 /// How the server's certificate is checked.
 pub enum ServerTrust<'a> {

@@ -12,10 +12,10 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::{broadcast, mpsc};
 
-use crate::apimachinery::meta;
 use super::resource::ResourceDef;
 use super::store::{ListOptions, Store};
 use crate::apimachinery::errors::ApiError;
+use crate::apimachinery::meta;
 use crate::storage::cacher::{CacheEvent, CachedObject, Codec, WatchCache};
 use crate::storage::{KeyValue, WatchEventKind};
 

@@ -19,8 +19,8 @@ use serde_json::Value;
 
 use super::resource::ResourceDef;
 use super::strategy::Strategy;
-use crate::apimachinery::validation::FieldError;
 use crate::apimachinery::errors::ApiError;
+use crate::apimachinery::validation::FieldError;
 
 /// Converts an object (with `apiVersion` and `kind`) to another version.
 pub type ConvertFn = Arc<dyn Fn(&Value) -> Result<Value, ApiError> + Send + Sync>;

@@ -3,10 +3,10 @@
 
 use serde_json::{json, Value};
 
-use crate::apimachinery::meta;
 use super::store::{storage_error, Store, WriteContext, MAX_UPDATE_ATTEMPTS};
 use crate::admission::{Attributes, Operation};
 use crate::apimachinery::errors::ApiError;
+use crate::apimachinery::meta;
 use crate::storage::StorageError;
 
 use super::list::ListOptions;

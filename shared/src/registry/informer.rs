@@ -14,9 +14,9 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::apimachinery::meta;
 use super::store::{ListOptions, Store};
 use super::watch::WatchOptions;
+use crate::apimachinery::meta;
 
 /// Pause before relisting after a watch failed or ended.
 const RELIST_BACKOFF: Duration = Duration::from_secs(1);

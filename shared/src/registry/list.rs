@@ -2,11 +2,11 @@
 
 use serde_json::Value;
 
-use crate::apimachinery::meta;
 use super::store::Store;
 use crate::apimachinery::errors::ApiError;
 use crate::apimachinery::fields::FieldSelector;
 use crate::apimachinery::labels::LabelSelector;
+use crate::apimachinery::meta;
 use crate::storage::ListRequest;
 
 /// Parsed list/watch selection options.

@@ -161,7 +161,8 @@ pub struct SubresourceCall<'a> {
 }
 
 /// What a [`CustomSubresource`] answers: a status code and a JSON body.
-pub type SubresourceResult = Result<(u16, serde_json::Value), crate::apimachinery::errors::ApiError>;
+pub type SubresourceResult =
+    Result<(u16, serde_json::Value), crate::apimachinery::errors::ApiError>;
 
 /// The handler of a [`CustomSubresource`].
 pub type SubresourceHandler = Arc<

@@ -13,12 +13,14 @@ use std::sync::Arc;
 use bytes::Bytes;
 use serde_json::{json, Value};
 
-use crate::apimachinery::meta;
 use super::resource::{ResourceDef, Subresource};
-use crate::apimachinery::validation::{validate_object_meta, validate_object_meta_update, FieldError, FieldPath};
 use crate::admission::{AdmissionChain, Attributes, Operation};
-use crate::authentication::UserInfo;
 use crate::apimachinery::errors::ApiError;
+use crate::apimachinery::meta;
+use crate::apimachinery::validation::{
+    validate_object_meta, validate_object_meta_update, FieldError, FieldPath,
+};
+use crate::authentication::UserInfo;
 use crate::storage::{EtcdStorage, KeyValue, StorageError};
 
 /// How many times an update without a client `resourceVersion` is retried

@@ -9,8 +9,8 @@
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use crate::apimachinery::validation::FieldError;
 use crate::apimachinery::errors::ApiError;
+use crate::apimachinery::validation::FieldError;
 
 /// Behaviour of one kind. All methods have neutral defaults.
 pub trait Strategy: Send + Sync {
@@ -74,7 +74,10 @@ pub trait Strategy: Send + Sync {
     /// [`Strategy::on_read`] for the objects of one storage page of a LIST,
     /// so that work can be batched (a CRD's conversion webhook converts a
     /// list in one ConversionReview, as upstream).
-    fn on_read_many(&self, objs: &mut [Value]) -> Result<(), crate::apimachinery::errors::ApiError> {
+    fn on_read_many(
+        &self,
+        objs: &mut [Value],
+    ) -> Result<(), crate::apimachinery::errors::ApiError> {
         for obj in objs {
             self.on_read(obj)?;
         }

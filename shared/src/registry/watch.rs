@@ -16,9 +16,9 @@ use futures_util::StreamExt;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-use crate::apimachinery::meta;
 use super::store::{storage_error, ListOptions, Store};
 use crate::apimachinery::errors::ApiError;
+use crate::apimachinery::meta;
 use crate::storage::{StorageError, WatchEventKind};
 
 /// Upstream's bookmark period.

@@ -60,7 +60,7 @@ pub struct Schema {
     /// The raw `x-kubernetes-validations` (CEL rules), kept for publishing.
     pub validations: Vec<Value>,
     /// The compiled CEL rules of this node (see [`crate::cel`]).
-    pub rules: Vec<Arc<crate::cel::Rule>>,
+    pub rules: Vec<Arc<crate::schema::cel::Rule>>,
 }
 
 fn u64_of(v: &Value, key: &str) -> Option<u64> {
@@ -183,7 +183,7 @@ impl Schema {
                 .and_then(Value::as_array)
                 .map(|a| {
                     a.iter()
-                        .map(|r| Arc::new(crate::cel::Rule::compile(r)))
+                        .map(|r| Arc::new(crate::schema::cel::Rule::compile(r)))
                         .collect()
                 })
                 .unwrap_or_default(),

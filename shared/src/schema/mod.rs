@@ -17,8 +17,8 @@
 //!   keywords CRDs allow (`schema/validation.go`);
 //! - [`ratchet::ratchet`]: on update, errors about unchanged values are dropped.
 
+pub mod cel;
 pub mod compile;
-pub mod format;
 pub mod prune;
 pub mod ratchet;
 pub mod structural;

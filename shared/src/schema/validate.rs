@@ -5,8 +5,8 @@
 use serde_json::Value;
 
 use super::compile::{Additional, Schema};
-use super::format;
 use crate::apimachinery::validation::field_error::{go_format_float, render_go_value};
+use crate::apimachinery::validation::format;
 use crate::apimachinery::validation::{go_quote, FieldError, FieldPath};
 
 /// The JSON type name of a value, as the validator reports it.

@@ -8,14 +8,14 @@ use http_body_util::BodyExt;
 use serde_json::Value;
 
 use super::healthz::HealthChecks;
+use crate::apimachinery::errors::ApiError;
 use crate::authentication::UserInfo;
 use crate::body::{self, Request, Response};
 use crate::endpoints::aggregated_discovery;
 use crate::endpoints::discovery::{group_list, GroupSet, Route};
 use crate::endpoints::handlers::{self, json_response};
-use crate::endpoints::request_info::RequestInfo;
-use crate::apimachinery::errors::ApiError;
 use crate::proxy::Delegate;
+use crate::request::info::RequestInfo;
 
 /// The non-filter part of an API server.
 pub struct ApiServer {
@@ -389,7 +389,7 @@ pub async fn fetch_group_list(d: &Delegate, user: Option<&UserInfo>) -> Result<V
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::endpoints::request_info::parse_request_info;
+    use crate::request::info::parse_request_info;
 
     fn request(path: &str) -> Request {
         let mut req = http::Request::builder()

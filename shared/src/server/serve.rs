@@ -11,9 +11,9 @@ use hyper_util::server::conn::auto;
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
-use super::tls::PeerCertificates;
 use crate::body;
 use crate::filters::HttpService;
+use crate::request::peer::PeerCertificates;
 
 /// How long a client may take to finish the TLS handshake.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);

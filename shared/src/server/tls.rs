@@ -9,74 +9,9 @@ use rustls::client::danger::HandshakeSignatureValid;
 use rustls::crypto::CryptoProvider;
 use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
 use rustls::{DigitallySignedStruct, DistinguishedName, ServerConfig, SignatureScheme};
-use rustls_pki_types::pem::PemObject;
-use rustls_pki_types::{CertificateDer, PrivateKeyDer, UnixTime};
+use rustls_pki_types::{CertificateDer, UnixTime};
 
-/// The client certificate chain of a connection, stored in every request's
-/// extensions (empty when the client sent none), with what authentication
-/// has learned about it.
-///
-/// Every request on a connection presents the same chain, so the leaf's
-/// subject is parsed once per connection and each CA's verdict on the chain
-/// is reached once per connection (see `CertVerifier::verify_peer`), instead
-/// of parsing DER on every request.
-#[derive(Clone, Debug, Default)]
-pub struct PeerCertificates(Arc<PeerChain>);
-
-#[derive(Debug, Default)]
-pub(crate) struct PeerChain {
-    pub(crate) certs: Vec<CertificateDer<'static>>,
-    /// The leaf's subject (CN, organizations), parsed on first use.
-    pub(crate) subject: std::sync::OnceLock<Result<(String, Vec<String>), String>>,
-    /// Verdicts of the CA verifiers that have looked at this chain.
-    pub(crate) verdicts: std::sync::Mutex<Vec<PeerVerdict>>,
-}
-
-/// One verifier's verdict on a connection's chain, valid until `until`.
-#[derive(Debug)]
-pub(crate) struct PeerVerdict {
-    pub(crate) verifier: usize,
-    pub(crate) until: std::time::Instant,
-    pub(crate) result: Result<(), String>,
-}
-
-impl PeerCertificates {
-    /// The chain a client presented (end entity first).
-    pub fn new(certs: Vec<CertificateDer<'static>>) -> Self {
-        PeerCertificates(Arc::new(PeerChain {
-            certs,
-            ..Default::default()
-        }))
-    }
-
-    /// The certificates, end entity first (empty without a client certificate).
-    pub fn chain(&self) -> &[CertificateDer<'static>] {
-        &self.0.certs
-    }
-
-    pub(crate) fn memo(&self) -> &PeerChain {
-        &self.0
-    }
-}
-
-/// Parses every certificate in a PEM bundle.
-pub fn parse_certs(pem: &[u8]) -> anyhow::Result<Vec<CertificateDer<'static>>> {
-    let certs = CertificateDer::pem_slice_iter(pem).collect::<Result<Vec<_>, _>>()?;
-    if certs.is_empty() {
-        anyhow::bail!("no certificates found in PEM data");
-    }
-    Ok(certs)
-}
-
-/// Parses the first private key in a PEM file.
-pub fn parse_key(pem: &[u8]) -> anyhow::Result<PrivateKeyDer<'static>> {
-    Ok(PrivateKeyDer::from_pem_slice(pem)?)
-}
-
-/// The crypto provider used everywhere (ring).
-pub fn provider() -> Arc<CryptoProvider> {
-    Arc::new(rustls::crypto::ring::default_provider())
-}
+use crate::pki::{parse_certs, parse_key, provider};
 
 /// Asks for a client certificate, accepts any chain, and checks only that the
 /// client holds its key. The chain is verified later, per authenticator.
@@ -163,28 +98,5 @@ pub fn server_config(
         .with_client_cert_verifier(verifier)
         .with_single_cert(certs, key)?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    Ok(config)
-}
-
-/// A client configuration trusting `ca_pem`, presenting an optional client
-/// certificate; HTTP/1.1 only (delegation keeps one request per connection so
-/// long watches never share a stream limit, and upgrades work).
-pub fn client_config(
-    ca_pem: &[u8],
-    client_cert: Option<(&[u8], &[u8])>,
-) -> anyhow::Result<rustls::ClientConfig> {
-    let mut roots = rustls::RootCertStore::empty();
-    for cert in parse_certs(ca_pem)? {
-        roots.add(cert)?;
-    }
-    let builder = rustls::ClientConfig::builder_with_provider(provider())
-        .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])?
-        .with_root_certificates(roots);
-    let mut config = match client_cert {
-        Some((cert, key)) => builder.with_client_auth_cert(parse_certs(cert)?, parse_key(key)?)?,
-        None => builder.with_no_client_auth(),
-    };
-    // ALPN is set by the connector (HTTP/1.1 only).
-    config.alpn_protocols.clear();
     Ok(config)
 }

@@ -21,11 +21,11 @@
 
 use std::sync::Arc;
 
+use shared::apimachinery::fields::{FieldOperator, FieldSelector};
 use shared::authentication::UserInfo;
 use shared::authorization::rbac::PolicyRule;
 use shared::authorization::{decided, Attributes, Authorizer, Decision, DecisionFuture};
-use shared::endpoints::request_info::RequestInfo;
-use shared::apimachinery::fields::{FieldOperator, FieldSelector};
+use shared::request::info::RequestInfo;
 
 use super::graph::{Graph, VertexType};
 

@@ -16,8 +16,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use shared::endpoints::discovery::GroupSet;
 use shared::apimachinery::meta;
+use shared::endpoints::discovery::GroupSet;
 use shared::registry::store::{ListOptions, Store};
 use shared::registry::watch::WatchOptions;
 

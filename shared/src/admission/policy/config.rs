@@ -5,8 +5,8 @@
 use serde_json::Value;
 
 use super::super::webhook::config::Rule;
-use crate::cel::expression::Expression;
 use crate::apimachinery::labels::LabelSelector;
+use crate::cel::expression::Expression;
 
 /// A rule with its `resourceNames`.
 #[derive(Debug)]

@@ -33,10 +33,10 @@ use self::params::{ParamKinds, ParamLocation};
 use super::webhook::matching::{exempt, rule_matches, selects_object};
 use super::webhook::review::{admission_request, request_namespace, Gvk};
 use super::{AdmissionPlugin, Attributes, Operation};
-use crate::cel::library::authz::Authorizer as Authz;
 use crate::apimachinery::errors::{ApiError, StatusCause, StatusDetails};
-use crate::registry::informer::Mirror;
 use crate::apimachinery::labels::LabelSelector;
+use crate::cel::library::authz::Authorizer as Authz;
+use crate::registry::informer::Mirror;
 use crate::storage::{EtcdStorage, ListRequest};
 
 /// Upstream's limit on an evaluated `messageExpression`.

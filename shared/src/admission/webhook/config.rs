@@ -14,8 +14,8 @@ use std::time::Duration;
 use base64::Engine;
 use serde_json::Value;
 
-use crate::cel::expression::Expression;
 use crate::apimachinery::labels::LabelSelector;
+use crate::cel::expression::Expression;
 
 /// Upstream's default and maximum `timeoutSeconds`.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);

@@ -4,6 +4,7 @@
 //! packages, with upstream's exact messages.
 
 pub mod field_error;
+pub mod format;
 pub mod names;
 pub mod object_meta;
 

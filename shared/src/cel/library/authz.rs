@@ -22,7 +22,7 @@ use ::cel::{DeclarationError, Env};
 use super::object_type;
 use crate::authentication::UserInfo;
 use crate::authorization::{Attributes, Authorizer as AuthorizerTrait, Decision as Verdict};
-use crate::endpoints::request_info::RequestInfo;
+use crate::request::info::RequestInfo;
 
 /// The `authorizer` variable: the authorizer and the user it asks about.
 #[derive(Clone)]

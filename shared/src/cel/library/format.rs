@@ -38,7 +38,8 @@ const NAMES: &[&str] = &[
 
 /// The errors of `s` in `format` (empty: valid).
 pub fn errors(format: &str, s: &str) -> Vec<String> {
-    let fmt = |name: &str, msg: &str| match crate::schema::format::check(name, s) {
+    let fmt = |name: &str, msg: &str| match crate::apimachinery::validation::format::check(name, s)
+    {
         Some(false) => vec![msg.to_string()],
         _ => vec![],
     };

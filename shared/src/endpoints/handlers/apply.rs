@@ -10,11 +10,11 @@ use serde_json::Value;
 
 use super::create::decode_yaml;
 use super::{check_unknown_fields, respond, shape_object, with_warnings, RestRequest};
+use crate::apimachinery::errors::ApiError;
+use crate::apimachinery::validation::FieldError;
 use crate::body::Response;
 use crate::endpoints::negotiation::Negotiated;
-use crate::apimachinery::errors::ApiError;
 use crate::registry::store::UpdateKind;
-use crate::apimachinery::validation::FieldError;
 
 /// Serves one apply request.
 pub async fn apply(

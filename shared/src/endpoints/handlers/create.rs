@@ -5,9 +5,9 @@ use serde_json::Value;
 use super::{
     check_fields, decode_json, read_body, respond, shape_object, with_warnings, RestRequest,
 };
+use crate::apimachinery::errors::ApiError;
 use crate::body::{Request, Response};
 use crate::endpoints::negotiation::{body_format, BodyFormat, Negotiated};
-use crate::apimachinery::errors::ApiError;
 
 /// Checks `apiVersion`/`kind` of a body against the endpoint and fills them
 /// in when missing, as upstream's decoder does with its default kind.

@@ -9,8 +9,8 @@ use super::{
     decode_json, read_body, read_object_body, respond_to, Query, RestRequest,
     MAX_REQUEST_BODY_BYTES,
 };
-use crate::body::{Request, Response};
 use crate::apimachinery::errors::ApiError;
+use crate::body::{Request, Response};
 use crate::registry::store::WriteContext;
 
 pub(super) async fn serve_custom(

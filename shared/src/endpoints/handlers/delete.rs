@@ -4,10 +4,10 @@ use serde_json::{json, Value};
 
 use super::read::list_body;
 use super::{read_object_body, respond, shape_object, RestRequest};
-use crate::body::{Request, Response};
-use crate::endpoints::negotiation::Negotiated;
 use crate::apimachinery::errors::{success_status, ApiError};
 use crate::apimachinery::meta;
+use crate::body::{Request, Response};
+use crate::endpoints::negotiation::Negotiated;
 use crate::registry::store::{DeleteOptions, DeleteOutcome, ListPage};
 
 /// DeleteOptions from the optional body and the query.

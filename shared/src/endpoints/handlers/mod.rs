@@ -22,16 +22,16 @@ use bytes::Bytes;
 use http_body_util::BodyExt;
 use serde_json::Value;
 
+use crate::apimachinery::errors::ApiError;
+use crate::apimachinery::fields::FieldSelector;
+use crate::apimachinery::labels::LabelSelector;
 use crate::authentication::UserInfo;
 use crate::body::{self, Request, Response};
 use crate::endpoints::negotiation::{error_format, negotiate_for, Format, Negotiated, Output};
-use crate::endpoints::request_info::{parse_query, RequestInfo};
-use crate::apimachinery::errors::ApiError;
 use crate::registry::resource::Subresource;
 use crate::registry::store::{ListOptions, Store, WriteContext};
 use crate::registry::table;
-use crate::apimachinery::fields::FieldSelector;
-use crate::apimachinery::labels::LabelSelector;
+use crate::request::info::{parse_query, RequestInfo};
 
 /// Upstream's `MaxRequestBodyBytes`.
 pub const MAX_REQUEST_BODY_BYTES: usize = 3 * 1024 * 1024;

@@ -6,9 +6,9 @@ use http_body_util::StreamBody;
 use serde_json::{json, Map, Value};
 
 use super::{bytes_response, respond, shape_object, RestRequest};
+use crate::apimachinery::errors::ApiError;
 use crate::body::{self, BoxError, Response};
 use crate::endpoints::negotiation::{Format, Negotiated, Output};
-use crate::apimachinery::errors::ApiError;
 use crate::registry::cached::{list_item, typed_item_prefix, CachedPage};
 use crate::registry::store::{ListOptions, ListPage, Store};
 use crate::registry::table;

@@ -6,12 +6,12 @@ use serde_json::{json, Value};
 
 use super::create::check_type_meta_of;
 use super::{decode_json, read_body, respond, RestRequest};
+use crate::apimachinery::errors::ApiError;
+use crate::apimachinery::validation::FieldError;
 use crate::body::{Request, Response};
 use crate::endpoints::negotiation::{body_format, BodyFormat, Negotiated};
-use crate::apimachinery::errors::ApiError;
 use crate::registry::resource::Subresource;
 use crate::registry::store::UpdateKind;
-use crate::apimachinery::validation::FieldError;
 
 /// `metav1.LabelSelectorAsSelector(...).String()` for a LabelSelector, or
 /// `labels.SelectorFromSet(...).String()` for a plain map (replication

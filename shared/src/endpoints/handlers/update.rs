@@ -6,9 +6,9 @@ use super::create::read_object;
 use super::{
     check_fields, decode_json, read_body, respond, shape_object, with_warnings, RestRequest,
 };
+use crate::apimachinery::errors::ApiError;
 use crate::body::{Request, Response};
 use crate::endpoints::negotiation::{body_format, BodyFormat, Negotiated};
-use crate::apimachinery::errors::ApiError;
 use crate::registry::store::UpdateKind;
 
 /// Upstream's limit on JSON-patch operations.

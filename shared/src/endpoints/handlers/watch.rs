@@ -16,9 +16,9 @@ use rand::Rng;
 use serde_json::json;
 
 use super::RestRequest;
+use crate::apimachinery::errors::ApiError;
 use crate::body::{self, BoxError, Response};
 use crate::endpoints::negotiation::{Format, Negotiated, Output};
-use crate::apimachinery::errors::ApiError;
 use crate::registry::cached::CachedWatchEvent;
 use crate::registry::store::Store;
 use crate::registry::table;

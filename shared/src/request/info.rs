@@ -10,9 +10,9 @@
 //! (`/`, `/api`, `/apis/{group}`, `/healthz`, ...) is a non-resource request
 //! whose verb is the lowercased HTTP method.
 
-use crate::apimachinery::validation::names::is_valid_path_segment_name;
 use crate::apimachinery::fields::FieldSelector;
 use crate::apimachinery::labels::LabelSelector;
+use crate::apimachinery::validation::names::is_valid_path_segment_name;
 
 /// What a request is about (upstream's `request.RequestInfo`).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -351,5 +351,5 @@ pub fn query_values<'a>(pairs: &'a [(String, String)], name: &str) -> Vec<&'a st
 }
 
 #[cfg(test)]
-#[path = "request_info_tests.rs"]
+#[path = "info_tests.rs"]
 mod tests;

@@ -1,0 +1,52 @@
+//! The TLS client certificate chain a request arrived with.
+
+use std::sync::Arc;
+
+use rustls_pki_types::CertificateDer;
+
+/// The client certificate chain of a connection, stored in every request's
+/// extensions (empty when the client sent none), with what authentication
+/// has learned about it.
+///
+/// Every request on a connection presents the same chain, so the leaf's
+/// subject is parsed once per connection and each CA's verdict on the chain
+/// is reached once per connection (see `CertVerifier::verify_peer`), instead
+/// of parsing DER on every request.
+#[derive(Clone, Debug, Default)]
+pub struct PeerCertificates(Arc<PeerChain>);
+
+#[derive(Debug, Default)]
+pub(crate) struct PeerChain {
+    pub(crate) certs: Vec<CertificateDer<'static>>,
+    /// The leaf's subject (CN, organizations), parsed on first use.
+    pub(crate) subject: std::sync::OnceLock<Result<(String, Vec<String>), String>>,
+    /// Verdicts of the CA verifiers that have looked at this chain.
+    pub(crate) verdicts: std::sync::Mutex<Vec<PeerVerdict>>,
+}
+
+/// One verifier's verdict on a connection's chain, valid until `until`.
+#[derive(Debug)]
+pub(crate) struct PeerVerdict {
+    pub(crate) verifier: usize,
+    pub(crate) until: std::time::Instant,
+    pub(crate) result: Result<(), String>,
+}
+
+impl PeerCertificates {
+    /// The chain a client presented (end entity first).
+    pub fn new(certs: Vec<CertificateDer<'static>>) -> Self {
+        PeerCertificates(Arc::new(PeerChain {
+            certs,
+            ..Default::default()
+        }))
+    }
+
+    /// The certificates, end entity first (empty without a client certificate).
+    pub fn chain(&self) -> &[CertificateDer<'static>] {
+        &self.0.certs
+    }
+
+    pub(crate) fn memo(&self) -> &PeerChain {
+        &self.0
+    }
+}
