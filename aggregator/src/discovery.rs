@@ -30,8 +30,8 @@ use http_body_util::BodyExt;
 use rand::seq::IndexedRandom;
 use serde_json::{json, Value};
 use shared::endpoints::aggregated_discovery::{self as ad, Document};
-use shared::endpoints::discovery::GroupSet;
 use shared::proxy::Delegate;
+use shared::registry::catalog::Catalog;
 use shared::storage::EtcdStorage;
 use tokio::sync::{watch, Notify};
 
@@ -87,7 +87,7 @@ struct Served {
 pub struct Discovery {
     state: Arc<State>,
     avail: Arc<Availability>,
-    own: Arc<GroupSet>,
+    own: Arc<Catalog>,
     local: RwLock<Local>,
     remote: RwLock<HashMap<String, Remote>>,
     served: RwLock<Arc<Served>>,
@@ -224,7 +224,7 @@ pub(crate) async fn remote_client(
 
 impl Discovery {
     /// A manager with empty caches (documents are built at once).
-    pub fn new(state: Arc<State>, avail: Arc<Availability>, own: Arc<GroupSet>) -> Arc<Self> {
+    pub fn new(state: Arc<State>, avail: Arc<Availability>, own: Arc<Catalog>) -> Arc<Self> {
         let d = Arc::new(Discovery {
             state,
             avail,

@@ -21,8 +21,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Parser;
 use shared::admission::AdmissionChain;
-use shared::endpoints::discovery::GroupSet;
-use shared::proxy::Delegate;
+use shared::registry::catalog::Catalog;
 use shared::registry::store::Store;
 use shared::server::handler::ApiServer;
 use shared::server::options::{
@@ -82,7 +81,9 @@ fn loopback_address(listen: std::net::SocketAddr) -> String {
 async fn main() -> anyhow::Result<()> {
     shared::server::init_logging();
     let opts = Options::parse();
-    let delegate = Delegate::from_options(&opts.delegation)?
+    let delegate = opts
+        .delegation
+        .delegate()?
         .ok_or_else(|| anyhow::anyhow!("--delegate-url (the kube-core tier) is required"))?;
     let proxy_client_cert = match (
         &opts.delegation.proxy_client_cert_file,
@@ -104,7 +105,7 @@ async fn main() -> anyhow::Result<()> {
         &prefix,
         AdmissionChain::new(vec![]),
     );
-    let mut groups = GroupSet::default();
+    let mut groups = Catalog::default();
     groups.add(store.clone());
 
     let state = Arc::new(state::State::new(

@@ -9,9 +9,9 @@ use std::sync::Mutex;
 
 use base64::Engine;
 use serde_json::Value;
-use shared::proxy::endpoints::{host_port, ready_addresses};
-use shared::proxy::remote::{client_config, ServerTrust};
 use shared::proxy::Delegate;
+use shared::transport::remote::{client_config, ServerTrust};
+use shared::transport::service::{host_port, ready_addresses};
 
 use crate::state::State;
 

@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use shared::apimachinery::errors::ApiError;
 use shared::apimachinery::meta;
-use shared::endpoints::discovery::GroupSet;
+use shared::registry::catalog::Catalog;
 use shared::registry::resource::Subresource;
 use shared::registry::store::{DeleteOptions, ListOptions, Store, UpdateKind, WriteContext};
 use shared::registry::watch::WatchOptions;
@@ -352,7 +352,7 @@ impl Controller {
     /// Replaces the served groups: the CRD resource, then every served
     /// version of every Established CRD.
     fn rebuild_routes(&self, established: &[Value]) {
-        let mut groups = GroupSet::default();
+        let mut groups = Catalog::default();
         groups.add(self.crds.clone());
         let mut cache = match self.cache.lock() {
             Ok(c) => c,

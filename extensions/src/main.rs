@@ -20,7 +20,7 @@ use std::sync::Arc;
 use clap::Parser;
 use shared::admission::AdmissionChain;
 use shared::authorization::{AlwaysAllowPaths, PrivilegedGroups, UnionAuthorizer};
-use shared::endpoints::discovery::GroupSet;
+use shared::registry::catalog::Catalog;
 use shared::registry::store::Store;
 use shared::server::handler::ApiServer;
 use shared::server::options::{
@@ -62,7 +62,7 @@ async fn main() -> anyhow::Result<()> {
         &prefix,
         AdmissionChain::default(),
     );
-    let mut groups = GroupSet::default();
+    let mut groups = Catalog::default();
     groups.add(crds.clone());
     let address = shared::server::listen_address(&opts.serving, DEFAULT_PORT).to_string();
     let mut api = ApiServer::new(groups, None, address);

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use shared::admission::AdmissionChain;
 use shared::apimachinery::errors::ApiError;
 use shared::apimachinery::validation::{FieldError, FieldPath};
-use shared::endpoints::discovery::GroupSet;
+use shared::registry::catalog::Catalog;
 use shared::registry::resource::{ResourceDef, Subresource};
 use shared::registry::store::Store;
 use shared::registry::strategy::Strategy;
@@ -218,7 +218,7 @@ pub struct Served {
 impl Served {
     /// Adds the route of this version to `groups`: `/scale` and the
     /// `fieldValidation` check here, everything else by the generic handlers.
-    pub fn register(&self, groups: &mut GroupSet) {
+    pub fn register(&self, groups: &mut Catalog) {
         let store = Arc::new(self.store.clone());
         let scale_paths = self.scale.clone();
         let schema = self.schema.clone();

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
-use shared::endpoints::discovery::GroupSet;
+use shared::registry::catalog::Catalog;
 use shared::registry::store::WriteContext;
 
 /// Namespaces that exist on every cluster.
@@ -14,7 +14,7 @@ pub const SYSTEM_NAMESPACES: &[&str] =
     &["default", "kube-system", "kube-public", "kube-node-lease"];
 
 /// Creates the system namespaces, retrying until etcd answers; sets `done`.
-pub async fn ensure_system_namespaces(groups: Arc<GroupSet>, done: Arc<AtomicBool>) {
+pub async fn ensure_system_namespaces(groups: Arc<Catalog>, done: Arc<AtomicBool>) {
     let Some(namespaces) = groups.lookup("", "v1", "namespaces").cloned() else {
         return;
     };
@@ -57,7 +57,7 @@ pub const SYSTEM_PRIORITY_CLASSES: &[(&str, i64, &str)] = &[
 ];
 
 /// Creates the system PriorityClasses, retrying until etcd answers.
-pub async fn ensure_system_priority_classes(groups: Arc<GroupSet>) {
+pub async fn ensure_system_priority_classes(groups: Arc<Catalog>) {
     let Some(classes) = groups
         .lookup("scheduling.k8s.io", "v1", "priorityclasses")
         .cloned()
@@ -136,7 +136,7 @@ pub fn authentication_configmap_data(
 /// Creates or updates `kube-system/extension-apiserver-authentication` with
 /// `data`, retrying until it is written; then sets `published`.
 pub async fn ensure_authentication_configmap(
-    groups: Arc<GroupSet>,
+    groups: Arc<Catalog>,
     data: serde_json::Map<String, serde_json::Value>,
     published: Arc<AtomicBool>,
 ) {
@@ -189,7 +189,7 @@ pub const LEGACY_TOKEN_TRACKING_CONFIGMAP: &str =
 /// Creates `kube-system/kube-apiserver-legacy-service-account-token-tracking`
 /// with `since: <today, UTC, YYYY-MM-DD>` when it is missing, and rewrites a
 /// `since` that is not such a date; retries until etcd answers.
-pub async fn ensure_legacy_token_tracking_configmap(groups: Arc<GroupSet>) {
+pub async fn ensure_legacy_token_tracking_configmap(groups: Arc<Catalog>) {
     let Some(configmaps) = groups.lookup("", "v1", "configmaps").cloned() else {
         return;
     };

@@ -16,7 +16,6 @@ use clap::Parser;
 use shared::admission::AdmissionChain;
 use shared::authorization::rbac::RbacAuthorizer;
 use shared::authorization::{AlwaysAllow, Authorizer, PrivilegedGroups, UnionAuthorizer};
-use shared::proxy::Delegate;
 use shared::server::handler::ApiServer;
 use shared::server::options::{
     AuthenticationOptions, DelegationOptions, EtcdOptions, GenericOptions, SecureServingOptions,
@@ -241,7 +240,7 @@ async fn main() -> anyhow::Result<()> {
     // The served document also covers the kinds custom handlers serve
     // (bindings, tokenreviews, the access reviews, selfsubjectreviews).
     let openapi = resources::openapi::build(&groups.defs().cloned().collect::<Vec<_>>());
-    let delegate = Delegate::from_options(&opts.delegation)?;
+    let delegate = opts.delegation.delegate()?;
     let address = shared::server::listen_address(&opts.serving, DEFAULT_PORT).to_string();
     let mut api = ApiServer::new(groups, delegate, address);
     api.set_openapi(openapi.clone());
@@ -379,7 +378,7 @@ async fn main() -> anyhow::Result<()> {
 /// The bound token validator, reading service accounts, secrets, pods and
 /// nodes from this server's stores (their watch caches) before etcd.
 fn bound_token_validator(
-    groups: &shared::endpoints::discovery::GroupSet,
+    groups: &shared::registry::catalog::Catalog,
     storage: &shared::storage::EtcdStorage,
     prefix: &str,
 ) -> shared::authentication::bound_tokens::BoundTokenValidator {

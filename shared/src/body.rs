@@ -119,3 +119,7 @@ mod tests {
         assert_eq!(coalesce(std::iter::empty(), 5).count(), 0);
     }
 }
+
+/// The largest request body any tier reads (upstream's
+/// `MaxRequestBodyBytes`, 3 MiB); also the bound of a webhook's patched object.
+pub const MAX_REQUEST_BODY_BYTES: usize = 3 * 1024 * 1024;

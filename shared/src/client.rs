@@ -18,8 +18,8 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 use crate::authorization::delegating::ReviewClient;
-use crate::proxy::remote::{client_config, ServerTrust};
 use crate::proxy::Delegate;
+use crate::transport::remote::{client_config, ServerTrust};
 
 /// Deadline of one call.
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);

@@ -35,3 +35,4 @@ pub mod request;
 pub mod schema;
 pub mod server;
 pub mod storage;
+pub mod transport;

@@ -21,8 +21,8 @@ use clap::Parser;
 use serde_json::{json, Value};
 use shared::apimachinery::errors::{ApiError, GroupResource};
 use shared::authentication::UserInfo;
-use shared::endpoints::discovery::GroupSet;
 use shared::endpoints::handlers::json_response;
+use shared::registry::catalog::Catalog;
 use shared::registry::resource::ResourceDef;
 use shared::server::handler::ApiServer;
 use shared::server::options::{AuthenticationOptions, GenericOptions, SecureServingOptions};
@@ -66,7 +66,7 @@ fn list(kind: &str, items: Vec<Value>) -> Value {
     json!({"kind": kind, "apiVersion": format!("{GROUP}/{VERSION}"), "metadata": {}, "items": items})
 }
 
-fn register(groups: &mut GroupSet, node: String, usage: proc::NodeUsage) {
+fn register(groups: &mut Catalog, node: String, usage: proc::NodeUsage) {
     let nodes = ResourceDef::new(GROUP, VERSION, "NodeMetrics", "nodes")
         .singular("")
         .cluster_scoped()
@@ -134,7 +134,7 @@ async fn main() -> anyhow::Result<()> {
     let delegated = opts.delegated.build()?;
     let usage = proc::NodeUsage::default();
     tokio::spawn(usage.clone().run(opts.metric_resolution));
-    let mut groups = GroupSet::default();
+    let mut groups = Catalog::default();
     register(&mut groups, node, usage);
     let address = shared::server::listen_address(&opts.serving, DEFAULT_PORT).to_string();
     let api = ApiServer::new(groups, None, address).with_interceptor(Arc::new(openapi::OpenApi));

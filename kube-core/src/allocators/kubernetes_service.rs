@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
-use shared::endpoints::discovery::GroupSet;
+use shared::registry::catalog::Catalog;
 use shared::registry::store::WriteContext;
 
 /// The Service upstream creates, pointing at `target_port`.
@@ -31,7 +31,7 @@ pub fn kubernetes_service(ip: IpAddr, target_port: u16) -> serde_json::Value {
 
 /// Creates the Service once the `default` namespace exists, retrying until
 /// etcd answers; leaves an existing one alone.
-pub async fn ensure(groups: Arc<GroupSet>, ip: IpAddr, target_port: u16) {
+pub async fn ensure(groups: Arc<Catalog>, ip: IpAddr, target_port: u16) {
     let Some(services) = groups.lookup("", "v1", "services").cloned() else {
         return;
     };

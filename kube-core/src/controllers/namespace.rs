@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use shared::apimachinery::meta;
-use shared::endpoints::discovery::GroupSet;
+use shared::registry::catalog::Catalog;
 use shared::registry::resource::Subresource;
 use shared::registry::store::{DeleteOptions, ListOptions, Store, UpdateKind, WriteContext};
 use shared::registry::watch::WatchOptions;
@@ -74,7 +74,7 @@ impl CustomResources {
 }
 
 /// Runs forever: reacts to namespaces marked for deletion.
-pub async fn run(groups: Arc<GroupSet>, custom: CustomResources) {
+pub async fn run(groups: Arc<Catalog>, custom: CustomResources) {
     let Some(namespaces) = groups.lookup("", "v1", "namespaces").cloned() else {
         return;
     };
@@ -87,7 +87,7 @@ pub async fn run(groups: Arc<GroupSet>, custom: CustomResources) {
 }
 
 async fn watch_once(
-    groups: &GroupSet,
+    groups: &Catalog,
     namespaces: &Store,
     custom: &CustomResources,
 ) -> Result<(), String> {
@@ -127,7 +127,7 @@ async fn watch_once(
 
 /// Deletes everything in the namespace, then the namespace itself.
 async fn finalize(
-    groups: &GroupSet,
+    groups: &Catalog,
     namespaces: &Store,
     custom: &CustomResources,
     name: &str,

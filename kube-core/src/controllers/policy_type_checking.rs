@@ -12,13 +12,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use shared::endpoints::discovery::GroupSet;
 use shared::openapi::OpenApi;
+use shared::registry::catalog::Catalog;
 use shared::registry::resource::Subresource;
 use shared::registry::store::{Store, UpdateKind, WriteContext};
 
 /// Runs forever.
-pub async fn run(groups: Arc<GroupSet>, openapi: Arc<OpenApi>) {
+pub async fn run(groups: Arc<Catalog>, openapi: Arc<OpenApi>) {
     let Some(policies) = groups
         .lookup(
             "admissionregistration.k8s.io",
@@ -91,7 +91,7 @@ fn expressions(spec: &Value) -> Vec<(String, String)> {
 
 /// The kinds the policy's resource rules name (wildcards are not checked),
 /// as `(gvk for messages, schema ref)`.
-fn matched_kinds(groups: &GroupSet, openapi: &OpenApi, spec: &Value) -> Vec<(String, Value)> {
+fn matched_kinds(groups: &Catalog, openapi: &OpenApi, spec: &Value) -> Vec<(String, Value)> {
     let strings = |v: &Value, k: &str| -> Vec<String> {
         v.get(k)
             .and_then(Value::as_array)
@@ -139,7 +139,7 @@ fn matched_kinds(groups: &GroupSet, openapi: &OpenApi, spec: &Value) -> Vec<(Str
 }
 
 async fn check(
-    groups: &GroupSet,
+    groups: &Catalog,
     openapi: &OpenApi,
     policies: &Store,
     policy: &Value,

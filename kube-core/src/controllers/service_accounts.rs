@@ -9,14 +9,14 @@ use std::time::Duration;
 
 use serde_json::json;
 use shared::apimachinery::meta;
-use shared::endpoints::discovery::GroupSet;
+use shared::registry::catalog::Catalog;
 use shared::registry::store::{ListOptions, Store, WriteContext};
 use shared::registry::watch::WatchOptions;
 
 use crate::admission::service_account::DEFAULT_SERVICE_ACCOUNT;
 
 /// Runs forever: creates `default` in every namespace that lacks it.
-pub async fn run(groups: Arc<GroupSet>) {
+pub async fn run(groups: Arc<Catalog>) {
     let (Some(namespaces), Some(accounts)) = (
         groups.lookup("", "v1", "namespaces").cloned(),
         groups.lookup("", "v1", "serviceaccounts").cloned(),

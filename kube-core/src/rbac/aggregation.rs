@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use shared::apimachinery::labels::LabelSelector;
-use shared::endpoints::discovery::GroupSet;
+use shared::registry::catalog::Catalog;
 use shared::registry::informer::Mirror;
 use shared::registry::store::{UpdateKind, WriteContext};
 use tokio::sync::watch;
@@ -52,7 +52,7 @@ pub fn aggregated_rules(role: &Value, all: &Mirror) -> Option<Vec<Value>> {
 }
 
 /// Runs forever, reconciling aggregated ClusterRoles on every change.
-pub async fn run(groups: std::sync::Arc<GroupSet>, mut roles: watch::Receiver<Mirror>) {
+pub async fn run(groups: std::sync::Arc<Catalog>, mut roles: watch::Receiver<Mirror>) {
     let Some(store) = groups
         .lookup("rbac.authorization.k8s.io", "v1", "clusterroles")
         .cloned()

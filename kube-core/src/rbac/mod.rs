@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use shared::authorization::rbac::{RbacAuthorizer, RbacIndex};
-use shared::endpoints::discovery::GroupSet;
+use shared::registry::catalog::Catalog;
 use shared::registry::informer::{self, Mirror};
 use shared::registry::store::WriteContext;
 use tokio::sync::watch;
@@ -29,7 +29,7 @@ pub struct RbacMirrors {
 
 /// Starts mirroring the RBAC resources (`None` when this server does not
 /// serve them).
-pub fn start_mirrors(groups: &GroupSet) -> Option<RbacMirrors> {
+pub fn start_mirrors(groups: &Catalog) -> Option<RbacMirrors> {
     let start = |resource: &str| {
         let store = groups.lookup(GROUP, "v1", resource)?.clone();
         let (tx, rx) = informer::channel();
@@ -81,7 +81,7 @@ pub async fn feed(mut m: RbacMirrors, authorizer: Arc<RbacAuthorizer>) {
 /// Creates the bootstrap policy objects that do not exist yet, retrying
 /// until storage answers, then sets `done`. Existing objects are left as
 /// they are.
-pub async fn ensure_bootstrap_policy(groups: Arc<GroupSet>, done: Arc<AtomicBool>) {
+pub async fn ensure_bootstrap_policy(groups: Arc<Catalog>, done: Arc<AtomicBool>) {
     let ctx = WriteContext::default();
     for (resource, obj) in policy::objects() {
         let Some(store) = groups.lookup(GROUP, "v1", resource).cloned() else {

@@ -5,12 +5,12 @@ use std::sync::Arc;
 use serde_json::json;
 use shared::apimachinery::errors::ApiError;
 use shared::authentication::UserInfo;
-use shared::endpoints::discovery::GroupSet;
 use shared::endpoints::handlers::read_body;
+use shared::registry::catalog::Catalog;
 use shared::registry::resource::ResourceDef;
 
 /// Registers the review resources.
-pub fn register(groups: &mut GroupSet) {
+pub fn register(groups: &mut Catalog) {
     let def = ResourceDef::new(
         "authentication.k8s.io",
         "v1",
@@ -65,7 +65,7 @@ pub fn register(groups: &mut GroupSet) {
 /// authenticators, as aggregated API servers do through delegated
 /// authentication.
 pub fn register_token_review(
-    groups: &mut GroupSet,
+    groups: &mut Catalog,
     authenticator: Arc<shared::authentication::union::UnionAuthenticator>,
 ) {
     let def = ResourceDef::new("authentication.k8s.io", "v1", "TokenReview", "tokenreviews")

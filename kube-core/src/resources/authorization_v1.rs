@@ -12,8 +12,8 @@ use shared::apimachinery::validation::FieldError;
 use shared::authentication::UserInfo;
 use shared::authorization::rbac::{review_rules, RbacAuthorizer};
 use shared::authorization::{Attributes, Authorizer, Decision};
-use shared::endpoints::discovery::GroupSet;
 use shared::endpoints::handlers::{read_object_body, respond_to_object_only};
+use shared::registry::catalog::Catalog;
 use shared::registry::resource::ResourceDef;
 use shared::request::info::RequestInfo;
 
@@ -56,7 +56,7 @@ impl Review {
 /// Registers the access reviews, decided by `authorizer`; rules reviews
 /// list what `rbac` grants (not served without it).
 pub fn register(
-    groups: &mut GroupSet,
+    groups: &mut Catalog,
     authorizer: Arc<dyn Authorizer>,
     rbac: Option<Arc<RbacAuthorizer>>,
 ) {

@@ -46,7 +46,7 @@ pub use authorization_v1::register as register_access_reviews;
 use std::sync::Arc;
 
 use shared::admission::AdmissionChain;
-use shared::endpoints::discovery::GroupSet;
+use shared::registry::catalog::Catalog;
 use shared::registry::resource::ResourceDef;
 use shared::registry::store::Store;
 use shared::storage::EtcdStorage;
@@ -139,8 +139,8 @@ pub fn build(
     admission: &AdmissionChain,
     services: crate::allocators::AllocatingServiceStrategy,
     tokens: Option<TokenIssuing>,
-) -> (GroupSet, Arc<shared::openapi::OpenApi>) {
-    let mut groups = GroupSet::default();
+) -> (Catalog, Arc<shared::openapi::OpenApi>) {
+    let mut groups = Catalog::default();
     let mut services = Some(services);
     let defs = definitions();
     let spec = openapi::build(&defs);

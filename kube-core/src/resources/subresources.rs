@@ -379,7 +379,7 @@ pub fn pod_subresources() -> Vec<CustomSubresource> {
 
 /// The `bindings` resource (`POST /api/v1/namespaces/<ns>/bindings`),
 /// which binds the pod named by the Binding.
-pub fn register_bindings(groups: &mut shared::endpoints::discovery::GroupSet) {
+pub fn register_bindings(groups: &mut shared::registry::catalog::Catalog) {
     let Some(pods) = groups.lookup("", "v1", "pods").cloned() else {
         return;
     };

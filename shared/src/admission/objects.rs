@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock};
 use serde_json::Value;
 
 use crate::apimachinery::errors::ApiError;
-use crate::endpoints::discovery::GroupSet;
+use crate::registry::catalog::Catalog;
 use crate::registry::store::{ListOptions, Store};
 
 /// Stores by `(group, resource)`, set once when the tier's API groups are
@@ -23,7 +23,7 @@ pub struct ObjectReader {
 impl ObjectReader {
     /// Learns the stores of `wanted` (`(group, version, resource)`) from the
     /// tier's groups. Later calls are ignored.
-    pub fn set_stores(&self, groups: &GroupSet, wanted: &[(&str, &str, &str)]) {
+    pub fn set_stores(&self, groups: &Catalog, wanted: &[(&str, &str, &str)]) {
         let stores = wanted
             .iter()
             .filter_map(|(g, v, r)| {

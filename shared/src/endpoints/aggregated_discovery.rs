@@ -9,7 +9,7 @@ use base64::Engine;
 use serde_json::{json, Map, Value};
 
 use crate::body::{self, Response};
-use crate::endpoints::discovery::GroupSet;
+use crate::registry::catalog::Catalog;
 
 /// The `Content-Type` of an aggregated discovery response.
 pub const CONTENT_TYPE: &str =
@@ -143,7 +143,7 @@ pub fn list(groups: Vec<Value>) -> Value {
 /// The aggregated entries of what `set` serves itself: the core group alone
 /// (`core`, the `/api` document) or every named group (`/apis`), in
 /// registration order.
-pub fn groups_of(set: &GroupSet, core: bool) -> Vec<Value> {
+pub fn groups_of(set: &Catalog, core: bool) -> Vec<Value> {
     let entry = |name: &str, versions: &[String]| {
         let vs = versions
             .iter()

@@ -9,9 +9,6 @@
 //! authentication filter, and is stripped again here. Bodies stream both
 //! ways; upgrade requests (exec, attach, port-forward) are passed through.
 
-pub mod endpoints;
-pub mod remote;
-
 use std::time::Duration;
 
 use anyhow::Context;
@@ -24,7 +21,6 @@ use crate::apimachinery::errors::ApiError;
 use crate::authentication::request_header::is_standard_identity_header;
 use crate::authentication::UserInfo;
 use crate::body::{self, Body, Request, Response};
-use crate::server::options::DelegationOptions;
 
 type Connector = hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>;
 
@@ -48,32 +44,6 @@ pub struct Delegate {
 }
 
 impl Delegate {
-    /// Builds the delegate from the flags; `None` when no `--delegate-url` is set.
-    pub fn from_options(opts: &DelegationOptions) -> anyhow::Result<Option<Self>> {
-        let Some(url) = &opts.delegate_url else {
-            return Ok(None);
-        };
-        let ca_path = opts
-            .delegate_ca_file
-            .as_ref()
-            .context("--delegate-ca-file is required with --delegate-url")?;
-        let ca =
-            std::fs::read(ca_path).with_context(|| format!("reading {}", ca_path.display()))?;
-        let cert_key = match (&opts.proxy_client_cert_file, &opts.proxy_client_key_file) {
-            (Some(c), Some(k)) => Some((
-                std::fs::read(c).with_context(|| format!("reading {}", c.display()))?,
-                std::fs::read(k).with_context(|| format!("reading {}", k.display()))?,
-            )),
-            (None, None) => None,
-            _ => anyhow::bail!("--proxy-client-cert-file and --proxy-client-key-file go together"),
-        };
-        let tls = crate::pki::client_config(
-            &ca,
-            cert_key.as_ref().map(|(c, k)| (c.as_slice(), k.as_slice())),
-        )?;
-        Ok(Some(Self::new(url, tls)?))
-    }
-
     /// A delegate at `url` using the given TLS client configuration.
     pub fn new(url: &str, tls: rustls::ClientConfig) -> anyhow::Result<Self> {
         let base: Uri = url
@@ -145,10 +115,8 @@ impl Delegate {
         let resp = match self.client.request(out).await {
             Ok(r) => r,
             Err(e) if caused_by_body_limit(&e) => {
-                return ApiError::request_entity_too_large(
-                    crate::endpoints::handlers::MAX_REQUEST_BODY_BYTES,
-                )
-                .into_response();
+                return ApiError::request_entity_too_large(crate::body::MAX_REQUEST_BODY_BYTES)
+                    .into_response();
             }
             Err(e) => {
                 tracing::warn!(delegate = %self.base, error = %e, "delegate unreachable");

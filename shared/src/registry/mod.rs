@@ -1,6 +1,7 @@
 //! Resources and the generic store that serves them.
 
 pub mod cached;
+pub mod catalog;
 pub mod conversion;
 pub mod delete;
 pub mod etcd_mirror;

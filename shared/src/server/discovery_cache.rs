@@ -1,7 +1,7 @@
 //! Aggregated discovery (`/api`, `/apis`) served from prepared documents:
 //! what a tier serves itself is turned into a serialized
 //! [`Document`](crate::endpoints::aggregated_discovery::Document) with its
-//! ETag once per set of groups (a new [`GroupSet`] replaces the old one
+//! ETag once per set of groups (a new [`Catalog`] replaces the old one
 //! when routes change), and the merge with the delegate's `/apis` is kept
 //! with the delegate's ETag it was made from. A request, typically the
 //! aggregator's poll with `If-None-Match`, then costs a conditional request
@@ -15,19 +15,19 @@ use serde_json::Value;
 use crate::authentication::UserInfo;
 use crate::body;
 use crate::endpoints::aggregated_discovery::{self as ad, Document};
-use crate::endpoints::discovery::GroupSet;
 use crate::proxy::Delegate;
+use crate::registry::catalog::Catalog;
 
-/// This tier's own entries and their document, for one [`GroupSet`].
+/// This tier's own entries and their document, for one [`Catalog`].
 struct Own {
-    groups: Arc<GroupSet>,
+    groups: Arc<Catalog>,
     items: Arc<Vec<Value>>,
     doc: Document,
 }
 
 /// The merge of [`Own`] with the delegate's document of a given ETag.
 struct Merged {
-    groups: Arc<GroupSet>,
+    groups: Arc<Catalog>,
     delegate_etag: String,
     doc: Document,
 }
@@ -65,7 +65,7 @@ enum Delegated {
 impl DiscoveryCache {
     /// This server's own document of `groups`: the core group (`/api`) or
     /// its named groups (`/apis`), built once per set of groups.
-    fn own(&self, groups: &Arc<GroupSet>, core: bool) -> Arc<Own> {
+    fn own(&self, groups: &Arc<Catalog>, core: bool) -> Arc<Own> {
         let slot = if core { &self.core } else { &self.apis };
         if let Some(own) = get(slot).filter(|o| Arc::ptr_eq(&o.groups, groups)) {
             return own;
@@ -86,7 +86,7 @@ impl DiscoveryCache {
     /// (its own alone when the delegate cannot be read, as before).
     pub async fn document(
         &self,
-        groups: &Arc<GroupSet>,
+        groups: &Arc<Catalog>,
         core: bool,
         delegate: Option<&Delegate>,
         user: Option<&UserInfo>,
@@ -179,13 +179,13 @@ mod tests {
     #[tokio::test]
     async fn own_documents_are_built_once_per_group_set() {
         let cache = DiscoveryCache::default();
-        let groups = Arc::new(GroupSet::default());
+        let groups = Arc::new(Catalog::default());
         let a = cache.document(&groups, false, None, None).await;
         let b = cache.document(&groups, false, None, None).await;
         assert_eq!(a.etag(), b.etag());
         let first = cache.own(&groups, false);
         assert!(Arc::ptr_eq(&first, &cache.own(&groups, false)));
-        let other = Arc::new(GroupSet::default());
+        let other = Arc::new(Catalog::default());
         assert!(!Arc::ptr_eq(&first, &cache.own(&other, false)));
         assert_eq!(a.etag(), cache.own(&other, false).doc.etag());
     }

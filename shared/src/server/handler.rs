@@ -12,14 +12,15 @@ use crate::apimachinery::errors::ApiError;
 use crate::authentication::UserInfo;
 use crate::body::{self, Request, Response};
 use crate::endpoints::aggregated_discovery;
-use crate::endpoints::discovery::{group_list, GroupSet, Route};
+use crate::endpoints::discovery::group_list;
 use crate::endpoints::handlers::{self, json_response};
 use crate::proxy::Delegate;
+use crate::registry::catalog::{Catalog, Route};
 use crate::request::info::RequestInfo;
 
 /// The non-filter part of an API server.
 pub struct ApiServer {
-    groups: RwLock<Arc<GroupSet>>,
+    groups: RwLock<Arc<Catalog>>,
     delegate: Option<Delegate>,
     pub livez: HealthChecks,
     pub readyz: HealthChecks,
@@ -59,7 +60,7 @@ pub type NonResourceHandler =
 
 impl ApiServer {
     /// A server serving `groups`, delegating the rest to `delegate`.
-    pub fn new(groups: GroupSet, delegate: Option<Delegate>, server_address: String) -> Self {
+    pub fn new(groups: Catalog, delegate: Option<Delegate>, server_address: String) -> Self {
         ApiServer {
             groups: RwLock::new(Arc::new(groups)),
             delegate,
@@ -111,7 +112,7 @@ impl ApiServer {
     }
 
     /// The groups currently served.
-    pub fn groups(&self) -> Arc<GroupSet> {
+    pub fn groups(&self) -> Arc<Catalog> {
         self.groups
             .read()
             .map(|g| g.clone())
@@ -119,7 +120,7 @@ impl ApiServer {
     }
 
     /// Replaces the served groups (routes added or removed at runtime).
-    pub fn set_groups(&self, groups: GroupSet) {
+    pub fn set_groups(&self, groups: Catalog) {
         match self.groups.write() {
             Ok(mut g) => *g = Arc::new(groups),
             Err(p) => *p.into_inner() = Arc::new(groups),
@@ -310,7 +311,7 @@ impl ApiServer {
     /// answering `If-None-Match` (see [`super::discovery_cache`]).
     async fn aggregated_discovery(
         &self,
-        groups: &Arc<GroupSet>,
+        groups: &Arc<Catalog>,
         req: Request,
         core: bool,
     ) -> Response {
@@ -348,7 +349,7 @@ impl ApiServer {
     }
 
     /// `/apis`: this server's groups, then the delegate's.
-    async fn merged_group_list(&self, groups: &GroupSet, user: Option<&UserInfo>) -> Response {
+    async fn merged_group_list(&self, groups: &Catalog, user: Option<&UserInfo>) -> Response {
         let own = groups.group_list_entries();
         let delegated = match &self.delegate {
             Some(d) => fetch_group_list(d, user).await.unwrap_or_else(|e| {
@@ -403,7 +404,7 @@ mod tests {
 
     #[tokio::test]
     async fn unknown_routes_are_503_while_pending_then_404() {
-        let api = Arc::new(ApiServer::new(GroupSet::default(), None, "x".into()));
+        let api = Arc::new(ApiServer::new(Catalog::default(), None, "x".into()));
         api.set_routes_pending(true);
         let resp = api
             .clone()
@@ -426,7 +427,7 @@ mod tests {
 
     #[tokio::test]
     async fn non_resource_handlers_serve_their_prefix() {
-        let api = Arc::new(ApiServer::new(GroupSet::default(), None, "x".into()));
+        let api = Arc::new(ApiServer::new(Catalog::default(), None, "x".into()));
         api.add_non_resource(
             "/openapi/v3",
             Arc::new(|_req| Box::pin(async { json_response(200, &serde_json::json!({}), false) })),

@@ -123,7 +123,7 @@ pub async fn run(cfg: ServerConfig<'_>, api: Arc<ApiServer>) -> anyhow::Result<(
         authorizer: cfg.authorizer,
         trust_front_proxy_authorization: cfg.trust_front_proxy_authorization,
         request_timeout: cfg.generic.request_timeout,
-        max_request_body_bytes: crate::endpoints::handlers::MAX_REQUEST_BODY_BYTES,
+        max_request_body_bytes: crate::body::MAX_REQUEST_BODY_BYTES,
     };
     let handler: HttpService = service_fn(move |req| api.clone().handle(req));
     let service = chain::build_handler_chain(handler, &chain_cfg);

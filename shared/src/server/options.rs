@@ -12,6 +12,7 @@ use crate::authentication::token_file::TokenFileAuthenticator;
 use crate::authentication::union::{UnionAuthenticator, DEFAULT_ANONYMOUS_PATHS};
 use crate::authentication::x509::{CertVerifier, X509Authenticator};
 use crate::authentication::Authenticator;
+use crate::proxy::Delegate;
 
 /// `--bind-address`, `--secure-port`, `--tls-*`.
 #[derive(clap::Args, Clone, Debug)]
@@ -201,6 +202,34 @@ pub struct DelegationOptions {
     /// Key of --proxy-client-cert-file.
     #[arg(long)]
     pub proxy_client_key_file: Option<PathBuf>,
+}
+
+impl DelegationOptions {
+    /// Builds the delegate from the flags; `None` when no `--delegate-url` is set.
+    pub fn delegate(&self) -> anyhow::Result<Option<Delegate>> {
+        let Some(url) = &self.delegate_url else {
+            return Ok(None);
+        };
+        let ca_path = self
+            .delegate_ca_file
+            .as_ref()
+            .context("--delegate-ca-file is required with --delegate-url")?;
+        let ca =
+            std::fs::read(ca_path).with_context(|| format!("reading {}", ca_path.display()))?;
+        let cert_key = match (&self.proxy_client_cert_file, &self.proxy_client_key_file) {
+            (Some(c), Some(k)) => Some((
+                std::fs::read(c).with_context(|| format!("reading {}", c.display()))?,
+                std::fs::read(k).with_context(|| format!("reading {}", k.display()))?,
+            )),
+            (None, None) => None,
+            _ => anyhow::bail!("--proxy-client-cert-file and --proxy-client-key-file go together"),
+        };
+        let tls = crate::pki::client_config(
+            &ca,
+            cert_key.as_ref().map(|(c, k)| (c.as_slice(), k.as_slice())),
+        )?;
+        Ok(Some(Delegate::new(url, tls)?))
+    }
 }
 
 /// `--etcd-servers` and friends.

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use shared::apimachinery::meta;
-use shared::endpoints::discovery::GroupSet;
+use shared::registry::catalog::Catalog;
 use shared::registry::store::{ListOptions, Store};
 use shared::registry::watch::WatchOptions;
 
@@ -247,7 +247,7 @@ pub struct Populator {
 impl Populator {
     /// Starts feeding `graph` from the stores of `groups` (a resource this
     /// server does not serve contributes nothing).
-    pub fn start(groups: &GroupSet, graph: Arc<Graph>) -> Populator {
+    pub fn start(groups: &Catalog, graph: Arc<Graph>) -> Populator {
         let mut synced = Vec::new();
         for source in Source::ALL {
             let (g, v, r) = source.resource();

@@ -18,9 +18,9 @@ use rand::seq::IndexedRandom;
 use serde_json::Value;
 
 use super::config::{Target, Webhook};
-use crate::proxy::endpoints::{host_port, ready_addresses};
-use crate::proxy::remote::{client_config, ServerTrust};
 use crate::storage::{EtcdStorage, ListRequest};
+use crate::transport::remote::{client_config, ServerTrust};
+use crate::transport::service::{host_port, ready_addresses};
 
 /// The most a webhook's answer may hold: a patch that grows the object to
 /// the request body limit, base64-encoded, with room for the rest.

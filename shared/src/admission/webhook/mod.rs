@@ -507,7 +507,7 @@ impl Webhooks {
         crate::registry::json_patch::apply_bounded(
             &mut patched,
             &ops,
-            crate::endpoints::handlers::MAX_REQUEST_BODY_BYTES,
+            crate::body::MAX_REQUEST_BODY_BYTES,
         )
         .map_err(|e| ApiError::internal(format!("admission webhook {:?}: {e}", hook.name)))?;
         if !patched.is_object() {

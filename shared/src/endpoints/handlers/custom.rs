@@ -5,11 +5,9 @@
 
 use serde_json::Value;
 
-use super::{
-    decode_json, read_body, read_object_body, respond_to, Query, RestRequest,
-    MAX_REQUEST_BODY_BYTES,
-};
+use super::{decode_json, read_body, read_object_body, respond_to, Query, RestRequest};
 use crate::apimachinery::errors::ApiError;
+use crate::body::MAX_REQUEST_BODY_BYTES;
 use crate::body::{Request, Response};
 use crate::registry::store::WriteContext;
 

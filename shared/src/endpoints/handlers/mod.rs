@@ -26,15 +26,13 @@ use crate::apimachinery::errors::ApiError;
 use crate::apimachinery::fields::FieldSelector;
 use crate::apimachinery::labels::LabelSelector;
 use crate::authentication::UserInfo;
+use crate::body::MAX_REQUEST_BODY_BYTES;
 use crate::body::{self, Request, Response};
 use crate::endpoints::negotiation::{error_format, negotiate_for, Format, Negotiated, Output};
 use crate::registry::resource::Subresource;
 use crate::registry::store::{ListOptions, Store, WriteContext};
 use crate::registry::table;
 use crate::request::info::{parse_query, RequestInfo};
-
-/// Upstream's `MaxRequestBodyBytes`.
-pub const MAX_REQUEST_BODY_BYTES: usize = 3 * 1024 * 1024;
 
 /// Query parameters of a request, first value wins.
 pub struct Query(Vec<(String, String)>);

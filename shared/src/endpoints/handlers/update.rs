@@ -108,7 +108,7 @@ pub async fn patch(
                 crate::registry::json_patch::apply_bounded(
                     &mut doc,
                     &ops,
-                    super::MAX_REQUEST_BODY_BYTES,
+                    crate::body::MAX_REQUEST_BODY_BYTES,
                 )
                 .map_err(|e| ApiError {
                     code: 422,
