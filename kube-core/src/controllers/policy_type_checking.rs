@@ -154,7 +154,7 @@ async fn check(
     for (field_ref, expr) in expressions(&spec) {
         let mut issues = Vec::new();
         for (gvk, root) in &kinds {
-            let errors = shared::cel::typecheck::check(&expr, root, openapi.components());
+            let errors = shared::schema::typecheck::check(&expr, root, openapi.components());
             if !errors.is_empty() {
                 issues.push(format!("{gvk}: {}", errors.join("\n")));
             }

@@ -151,7 +151,7 @@ pub fn build(
         if let Some(root) = spec.schema_ref(&def.group, &def.version, &def.kind) {
             def = def.with_field_types(Arc::new(shared::fieldmanager::typeinfo::OpenApiTypes {
                 root: root.clone(),
-                spec: spec.clone(),
+                components: spec.components().clone(),
             }));
             let smp = spec.clone();
             def = def.with_strategic_merge(Arc::new(move |old, patch| {

@@ -1,13 +1,12 @@
 //! CEL: the environment with Kubernetes' libraries ([`library`]), cost
 //! estimation ([`cost`]), compiled expressions with typed variables
-//! ([`expression`], used by admission policies and match conditions), and
-//! type checking against OpenAPI schemas ([`typecheck`]). The schema's
+//! ([`expression`], used by admission policies and match conditions). Type
+//! checking against OpenAPI schemas is [`crate::schema::typecheck`]; the schema's
 //! `x-kubernetes-validations` rules are evaluated by [`crate::schema::cel`].
 
 pub mod cost;
 pub mod expression;
 pub mod library;
-pub mod typecheck;
 
 use std::sync::Arc;
 

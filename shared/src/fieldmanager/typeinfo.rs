@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 
 use crate::schema::Schema;
 
-use crate::openapi::unknown::resolve;
+use crate::schema::openapi::resolve;
 
 /// How a list is merged.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,12 +61,13 @@ pub trait TypeResolver: Send + Sync {
 /// Built-in kinds: a root schema (`{"$ref": ...}`) over OpenAPI components.
 pub struct OpenApiTypes {
     pub root: Value,
-    pub spec: Arc<crate::openapi::OpenApi>,
+    /// The OpenAPI components the root refers into.
+    pub components: Arc<Map<String, Value>>,
 }
 
 impl TypeResolver for OpenApiTypes {
     fn root(&self) -> Ty<'_> {
-        Ty::OpenApi(&self.root, self.spec.components())
+        Ty::OpenApi(&self.root, &self.components)
     }
 }
 

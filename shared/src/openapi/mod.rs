@@ -10,7 +10,6 @@
 //! `fieldValidation`), and content hashes for caching.
 
 mod lists;
-pub mod unknown;
 pub mod v2;
 pub mod v2_proto;
 
@@ -660,7 +659,7 @@ impl OpenApi {
             return Vec::new();
         };
         let root = json!({"$ref": format!("#/components/schemas/{name}")});
-        unknown::unknown_fields(obj, &root, &self.components)
+        crate::schema::openapi::unknown_fields(obj, &root, &self.components)
     }
 
     /// `{"$ref": ...}` to a served kind's schema.
@@ -671,7 +670,7 @@ impl OpenApi {
     }
 
     /// The component schemas, by name.
-    pub fn components(&self) -> &Map<String, Value> {
+    pub fn components(&self) -> &Arc<Map<String, Value>> {
         &self.components
     }
 }

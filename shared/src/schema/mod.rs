@@ -19,9 +19,11 @@
 
 pub mod cel;
 pub mod compile;
+pub mod openapi;
 pub mod prune;
 pub mod ratchet;
 pub mod structural;
+pub mod typecheck;
 pub mod validate;
 
 pub use compile::Schema;

@@ -18,7 +18,7 @@ pub struct Schemas<'a> {
 
 impl<'a> Schemas<'a> {
     fn resolve(&self, schema: Option<&'a Value>) -> Option<&'a Value> {
-        schema.map(|s| crate::openapi::unknown::resolve(s, self.components))
+        schema.map(|s| crate::schema::openapi::resolve(s, self.components))
     }
 
     /// The (unresolved) schema of property `name` of the map schema.

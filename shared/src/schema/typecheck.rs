@@ -15,7 +15,7 @@
 use ::cel::common::ast::{EntryExpr, Expr, IdedExpr};
 use serde_json::{Map, Value};
 
-use crate::openapi::unknown::resolve;
+use crate::schema::openapi::resolve;
 
 /// The variables whose fields are checked against the kind's schema.
 const ROOTS: &[&str] = &["object", "oldObject"];
@@ -167,7 +167,7 @@ pub fn undefined_fields(
     root: &Value,
     components: &Map<String, Value>,
 ) -> Vec<String> {
-    let Ok(program) = super::env().compile(source) else {
+    let Ok(program) = crate::cel::env().compile(source) else {
         return Vec::new();
     };
     undefined(&program, root, components)
@@ -344,7 +344,7 @@ fn overloads(
 /// undefined fields and operators applied to operands of types they have
 /// no overload for, in source order, each as cel-go prints it.
 pub fn check(source: &str, root: &Value, components: &Map<String, Value>) -> Vec<String> {
-    let Ok(program) = super::env().compile(source) else {
+    let Ok(program) = crate::cel::env().compile(source) else {
         return Vec::new();
     };
     let offset = |id: u64| {
