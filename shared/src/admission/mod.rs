@@ -26,107 +26,16 @@ pub mod plugins;
 pub mod policy;
 pub mod webhook;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 use crate::apimachinery::errors::ApiError;
-use crate::authentication::UserInfo;
-use crate::registry::resource::ResourceDef;
 
-/// The kind of write, as upstream's `admission.Operation`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Operation {
-    Create,
-    Update,
-    Delete,
-    Connect,
-}
-
-impl Operation {
-    /// The name in `AdmissionReview` and in webhook rules (`CREATE`, ...).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Operation::Create => "CREATE",
-            Operation::Update => "UPDATE",
-            Operation::Delete => "DELETE",
-            Operation::Connect => "CONNECT",
-        }
-    }
-}
-
-/// Warnings collected during one request, returned as `Warning` headers.
-#[derive(Default, Debug)]
-pub struct Warnings(Mutex<Vec<String>>);
-
-impl Warnings {
-    /// Adds one warning (duplicates are sent once).
-    pub fn add(&self, text: impl Into<String>) {
-        let text = text.into();
-        if let Ok(mut w) = self.0.lock() {
-            if !w.contains(&text) {
-                w.push(text);
-            }
-        }
-    }
-
-    /// The warnings so far, in the order they were added.
-    pub fn to_vec(&self) -> Vec<String> {
-        self.0.lock().map(|w| w.clone()).unwrap_or_default()
-    }
-}
-
-/// When a request began; the default is now.
-#[derive(Clone, Copy, Debug)]
-pub struct RequestStart(pub std::time::Instant);
-
-impl Default for RequestStart {
-    fn default() -> Self {
-        RequestStart(std::time::Instant::now())
-    }
-}
-
-/// What a plugin sees of a write.
-///
-/// In the mutating phase `object` is `None` and the object is passed to
-/// [`AdmissionPlugin::mutate`] by mutable reference; in the validating phase
-/// it is the object about to be stored (`None` for deletes).
-pub struct Attributes<'a> {
-    pub operation: Operation,
-    pub resource: &'a ResourceDef,
-    /// `""` for the main resource, else `status`, `scale`, `binding`, ...
-    pub subresource: &'a str,
-    pub namespace: &'a str,
-    pub name: &'a str,
-    pub object: Option<&'a Value>,
-    pub old_object: Option<&'a Value>,
-    pub user: Option<&'a UserInfo>,
-    pub dry_run: bool,
-    /// Where plugins leave warnings for the client.
-    pub warnings: Option<&'a Warnings>,
-    /// When the request began: webhook calls of all its admission phases
-    /// share one time budget counted from here.
-    pub started: Option<std::time::Instant>,
-    /// `(group, version, kind)` of the object when it is not the resource's
-    /// own kind: a subresource's body (`policy`, `v1`, `Eviction` for
-    /// `pods/eviction`); `None` for the resource's kind.
-    pub kind: Option<(&'a str, &'a str, &'a str)>,
-}
-
-impl Attributes<'_> {
-    /// Leaves a warning for the client (a `Warning` header).
-    pub fn warn(&self, text: impl Into<String>) {
-        if let Some(w) = self.warnings {
-            w.add(text);
-        }
-    }
-
-    /// Whether this is a write of `group`/`resource` itself (no subresource).
-    pub fn is(&self, group: &str, resource: &str) -> bool {
-        self.resource.group == group && self.resource.resource == resource
-    }
-}
+/// What plugins see of a write; defined with the generic store that fills
+/// it in ([`crate::registry::admit`]).
+pub use crate::registry::admit::{Attributes, Operation};
 
 /// One admission plugin. Both phases default to accepting.
 pub trait AdmissionPlugin: Send + Sync {
@@ -196,5 +105,20 @@ impl AdmissionChain {
             p.validate(attrs).await?;
         }
         Ok(())
+    }
+}
+
+/// The chain is what a tier's stores call on every write.
+impl crate::registry::admit::Admit for AdmissionChain {
+    fn mutate<'a>(
+        &'a self,
+        attrs: &'a Attributes<'a>,
+        obj: Option<&'a mut Value>,
+    ) -> BoxFuture<'a, Result<bool, ApiError>> {
+        Box::pin(AdmissionChain::mutate(self, attrs, obj))
+    }
+
+    fn validate<'a>(&'a self, attrs: &'a Attributes<'a>) -> BoxFuture<'a, Result<(), ApiError>> {
+        Box::pin(AdmissionChain::validate(self, attrs))
     }
 }

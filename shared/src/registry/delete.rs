@@ -3,8 +3,8 @@
 
 use serde_json::{json, Value};
 
+use super::admit::{Attributes, Operation};
 use super::store::{storage_error, Store, WriteContext, MAX_UPDATE_ATTEMPTS};
-use crate::admission::{Attributes, Operation};
 use crate::apimachinery::errors::ApiError;
 use crate::apimachinery::meta;
 use crate::storage::StorageError;

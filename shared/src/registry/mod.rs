@@ -1,5 +1,6 @@
 //! Resources and the generic store that serves them.
 
+pub mod admit;
 pub mod cached;
 pub mod catalog;
 pub mod conversion;

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use super::cached::CachedWatchEvent;
 use super::resource::ResourceDef;
 use super::store::{ListOptions, Store};
-use crate::admission::AdmissionChain;
+use crate::registry::admit::AdmitAll;
 use crate::storage::test_etcd::TestEtcd;
 use crate::storage::{EtcdOptions, EtcdStorage};
 
@@ -54,20 +54,8 @@ async fn a_served_version_reads_its_storage_versions_cache() {
         .expect("create");
 
     let (v2_def, v1_def) = gadget_defs();
-    let v2 = Store::new(
-        v2_def,
-        storage.clone(),
-        "/registry",
-        AdmissionChain::default(),
-    )
-    .with_watch_cache(1 << 30);
-    let v1 = Store::new(
-        v1_def,
-        storage.clone(),
-        "/registry",
-        AdmissionChain::default(),
-    )
-    .share_storage_cache(&v2);
+    let v2 = Store::new(v2_def, storage.clone(), "/registry", AdmitAll).with_watch_cache(1 << 30);
+    let v1 = Store::new(v1_def, storage.clone(), "/registry", AdmitAll).share_storage_cache(&v2);
     let cache = v2.cache().expect("cache").clone();
     assert!(Arc::ptr_eq(v1.cache().expect("shared"), &cache));
 

@@ -13,8 +13,8 @@ use std::sync::Arc;
 use bytes::Bytes;
 use serde_json::{json, Value};
 
+use super::admit::{Admit, Attributes, Operation, SharedAdmit};
 use super::resource::{ResourceDef, Subresource};
-use crate::admission::{AdmissionChain, Attributes, Operation};
 use crate::apimachinery::errors::ApiError;
 use crate::apimachinery::meta;
 use crate::apimachinery::validation::{
@@ -43,9 +43,9 @@ pub struct WriteContext {
     /// `managedFields` (see [`crate::fieldmanager::apply`]).
     pub applying: bool,
     /// Warnings admission leaves for the client (`Warning` headers).
-    pub warnings: Arc<crate::admission::Warnings>,
+    pub warnings: Arc<crate::request::Warnings>,
     /// When the write began (its admission webhooks share one time budget).
-    pub started: crate::admission::RequestStart,
+    pub started: crate::request::RequestStart,
 }
 
 pub use super::delete::{DeleteOptions, DeleteOutcome};
@@ -65,7 +65,7 @@ pub struct Store {
     pub def: Arc<ResourceDef>,
     pub(crate) storage: EtcdStorage,
     pub(crate) prefix: String,
-    pub(crate) admission: AdmissionChain,
+    pub(crate) admission: SharedAdmit,
     cache: Option<Arc<crate::storage::cacher::WatchCache>>,
     /// Whether `cache` is the cache of this resource's storage version
     /// (shared with that version's store), holding objects this store
@@ -95,13 +95,13 @@ impl Store {
         def: ResourceDef,
         storage: EtcdStorage,
         prefix: &str,
-        admission: AdmissionChain,
+        admission: impl Admit + 'static,
     ) -> Self {
         Store {
             def: Arc::new(def),
             storage,
             prefix: prefix.trim_end_matches('/').to_string(),
-            admission,
+            admission: Arc::new(admission),
             cache: None,
             cache_in_storage_version: false,
         }

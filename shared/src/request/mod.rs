@@ -3,7 +3,42 @@
 //!
 //! - [`info`]: the parsed target ([`info::RequestInfo`]: verb, group, version,
 //!   resource, subresource, namespace, name, selectors);
-//! - [`peer`]: the client certificate chain of the connection.
+//! - [`peer`]: the client certificate chain of the connection;
+//! - [`Warnings`] for the client and the [`RequestStart`], carried by every
+//!   write through admission and the store.
 
 pub mod info;
 pub mod peer;
+
+use std::sync::Mutex;
+
+/// Warnings collected during one request, returned as `Warning` headers.
+#[derive(Default, Debug)]
+pub struct Warnings(Mutex<Vec<String>>);
+
+impl Warnings {
+    /// Adds one warning (duplicates are sent once).
+    pub fn add(&self, text: impl Into<String>) {
+        let text = text.into();
+        if let Ok(mut w) = self.0.lock() {
+            if !w.contains(&text) {
+                w.push(text);
+            }
+        }
+    }
+
+    /// The warnings so far, in the order they were added.
+    pub fn to_vec(&self) -> Vec<String> {
+        self.0.lock().map(|w| w.clone()).unwrap_or_default()
+    }
+}
+
+/// When a request began; the default is now.
+#[derive(Clone, Copy, Debug)]
+pub struct RequestStart(pub std::time::Instant);
+
+impl Default for RequestStart {
+    fn default() -> Self {
+        RequestStart(std::time::Instant::now())
+    }
+}

@@ -3,8 +3,8 @@
 use super::policy::{LevelVersion, Version};
 use super::*;
 use serde_json::json;
-use shared::admission::Warnings;
 use shared::registry::resource::ResourceDef;
+use shared::request::Warnings;
 
 fn lv(level: Level, version: Version) -> LevelVersion {
     LevelVersion { level, version }

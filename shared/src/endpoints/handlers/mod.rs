@@ -553,9 +553,9 @@ pub struct RestRequest<'a> {
     pub user_agent: Option<String>,
     /// Warnings admission leaves during this request; [`serve`] sends them
     /// as `Warning` headers on the response, success or error.
-    pub warnings: std::sync::Arc<crate::admission::Warnings>,
+    pub warnings: std::sync::Arc<crate::request::Warnings>,
     /// When the request arrived (admission webhooks share a budget from it).
-    pub started: crate::admission::RequestStart,
+    pub started: crate::request::RequestStart,
 }
 
 impl RestRequest<'_> {
