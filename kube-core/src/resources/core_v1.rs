@@ -121,7 +121,7 @@ pub fn definitions() -> Vec<ResourceDef> {
             .categories(&["all"])
             .with_status()
             .status_metadata(shared::registry::resource::StatusMetadata::Reset)
-            .with_custom_subresources(super::subresources::pod_subresources())
+            .with_custom_subresources(super::subresources::pod_subresources(Default::default()))
             .returns_deleted_object()
             .selectable_fields(&[
                 "spec.nodeName",

@@ -142,6 +142,7 @@ pub fn build(
 ) -> (Catalog, Arc<shared::openapi::OpenApi>) {
     let mut groups = Catalog::default();
     let mut services = Some(services);
+    let budgets = subresources::DisruptionBudgets::default();
     let defs = definitions();
     let spec = openapi::build(&defs);
     for mut def in defs {
@@ -171,6 +172,9 @@ pub fn build(
                 ));
             }
         }
+        if def.group.is_empty() && def.resource == "pods" {
+            def.custom_subresources = subresources::pod_subresources(budgets.clone());
+        }
         if def.group.is_empty() && def.resource == "services" {
             if let Some(s) = services.take() {
                 def = def.strategy(s);
@@ -181,7 +185,7 @@ pub fn build(
     authentication_v1::register(&mut groups);
     subresources::register_bindings(&mut groups);
     if let Some(pdbs) = groups.lookup("policy", "v1", "poddisruptionbudgets") {
-        let _ = subresources::PDB_STORE.set(pdbs.clone());
+        let _ = budgets.set(pdbs.clone());
     }
     (groups, spec)
 }

@@ -15,9 +15,11 @@ use shared::storage::StorageError;
 
 const MAX_ATTEMPTS: usize = 16;
 
-/// The PodDisruptionBudget store eviction consults, set once at start by
-/// [`super::build`] (declarations are built before stores exist).
-pub static PDB_STORE: std::sync::OnceLock<Arc<Store>> = std::sync::OnceLock::new();
+/// The PodDisruptionBudget store that eviction consults. The pod's
+/// declaration is made before any store exists, so [`super::build`] hands
+/// eviction this cell and fills it once the PodDisruptionBudget store is
+/// built; an empty cell (a declaration alone, as in tests) checks no budget.
+pub type DisruptionBudgets = Arc<std::sync::OnceLock<Arc<Store>>>;
 
 fn refuse_eviction(cause: String) -> ApiError {
     let mut e = ApiError::too_many_requests(
@@ -37,7 +39,11 @@ fn refuse_eviction(cause: String) -> ApiError {
 /// upstream's eviction check: the one PodDisruptionBudget selecting the pod
 /// must allow a disruption, which is then taken from its status. Finished
 /// and pending pods are not protected.
-async fn check_disruption_budget(pod: &Value, dry_run: bool) -> Result<(), ApiError> {
+async fn check_disruption_budget(
+    budgets: &DisruptionBudgets,
+    pod: &Value,
+    dry_run: bool,
+) -> Result<(), ApiError> {
     let phase = pod
         .pointer("/status/phase")
         .and_then(Value::as_str)
@@ -45,7 +51,7 @@ async fn check_disruption_budget(pod: &Value, dry_run: bool) -> Result<(), ApiEr
     if matches!(phase, "Succeeded" | "Failed" | "Pending") {
         return Ok(());
     }
-    let Some(pdbs) = PDB_STORE.get() else {
+    let Some(pdbs) = budgets.get() else {
         return Ok(());
     };
     let namespace = pod
@@ -307,12 +313,13 @@ fn binding_subresource() -> CustomSubresource {
     }
 }
 
-fn eviction_subresource() -> CustomSubresource {
+fn eviction_subresource(budgets: DisruptionBudgets) -> CustomSubresource {
     CustomSubresource {
         name: "eviction",
         verbs: &["create"],
         kind: ("policy", "v1", "Eviction"),
-        handler: Arc::new(|call: SubresourceCall<'_>| {
+        handler: Arc::new(move |call: SubresourceCall<'_>| {
+            let budgets = budgets.clone();
             Box::pin(async move {
                 let body_name = call
                     .body
@@ -344,7 +351,7 @@ fn eviction_subresource() -> CustomSubresource {
                     dry_run: call.ctx.dry_run,
                 };
                 let pod = call.store.get(call.namespace, call.name).await?;
-                check_disruption_budget(&pod, call.ctx.dry_run).await?;
+                check_disruption_budget(&budgets, &pod, call.ctx.dry_run).await?;
                 call.store
                     .delete(call.namespace, call.name, &delete, &call.ctx)
                     .await?;
@@ -354,8 +361,8 @@ fn eviction_subresource() -> CustomSubresource {
     }
 }
 
-/// The pod subresources beyond status.
-pub fn pod_subresources() -> Vec<CustomSubresource> {
+/// The pod subresources beyond status; eviction consults `budgets`.
+pub fn pod_subresources(budgets: DisruptionBudgets) -> Vec<CustomSubresource> {
     vec![
         super::kubelet_subresources::kubelet_subresource("attach", "PodAttachOptions"),
         binding_subresource(),
@@ -364,7 +371,7 @@ pub fn pod_subresources() -> Vec<CustomSubresource> {
             ("", "v1", "Pod"),
             super::part_subresources::take_ephemeral_containers,
         ),
-        eviction_subresource(),
+        eviction_subresource(budgets),
         super::kubelet_subresources::kubelet_subresource("exec", "PodExecOptions"),
         super::kubelet_subresources::kubelet_subresource("log", "Pod"),
         super::kubelet_subresources::kubelet_subresource("portforward", "PodPortForwardOptions"),
