@@ -27,10 +27,6 @@ use shared::registry::store::{UpdateKind, WriteContext};
 
 use super::forbidden;
 
-/// How often a charge is retried when another write charged the same quota
-/// first.
-const CHARGE_ATTEMPTS: usize = 16;
-
 /// The plugin.
 pub struct ResourceQuota {
     pub objects: Arc<ObjectReader>,
@@ -374,12 +370,9 @@ impl ResourceQuota {
         delta: &Usage,
     ) -> Result<(), ApiError> {
         let store = self.objects.writer("", "resourcequotas")?;
-        for _ in 0..CHARGE_ATTEMPTS {
-            let quota = match store.get(attrs.namespace, name).await {
-                Ok(q) => q,
-                Err(e) if e.code == 404 => return Ok(()),
-                Err(e) => return Err(e),
-            };
+        // What charging `delta` makes of the quota: `None` when it is not
+        // concerned, an error when it would exceed it.
+        let charge = |quota: &Value| -> Result<Option<Value>, ApiError> {
             let strings = |p: &str| -> BTreeMap<String, String> {
                 quota
                     .pointer(p)
@@ -399,7 +392,7 @@ impl ResourceQuota {
                 }
             }
             if relevant.is_empty() {
-                return Ok(());
+                return Ok(None);
             }
             let unknown: Vec<&str> = relevant
                 .iter()
@@ -453,32 +446,42 @@ impl ResourceQuota {
                     ),
                 ));
             }
-            if attrs.dry_run {
-                return Ok(());
-            }
             let mut updated = quota.clone();
             updated["status"]["used"] = json!(new_used);
-            let ctx = WriteContext::default();
-            match store
-                .update(
-                    attrs.namespace,
-                    name,
-                    Some(Subresource::Status),
-                    UpdateKind::Replace(updated),
-                    &ctx,
-                )
-                .await
-            {
-                Ok(_) => return Ok(()),
-                Err(e) if e.code == 409 => continue,
-                Err(e) if e.code == 404 => return Ok(()),
-                Err(e) => return Err(e),
-            }
+            Ok(Some(updated))
+        };
+        if attrs.dry_run {
+            // Checked, not charged.
+            return match store.get(attrs.namespace, name).await {
+                Ok(quota) => charge(&quota).map(|_| ()),
+                Err(e) if e.code == 404 => Ok(()),
+                Err(e) => Err(e),
+            };
         }
-        Err(forbidden(
-            attrs,
-            &format!("unable to charge quota {name}: too many concurrent updates, please retry"),
-        ))
+        // The store applies the charge to the quota as stored and, when a
+        // racing charge wins, again to the newer quota.
+        let patch = |quota: &Value| Ok(charge(quota)?.unwrap_or_else(|| quota.clone()));
+        let ctx = WriteContext::default();
+        match store
+            .update(
+                attrs.namespace,
+                name,
+                Some(Subresource::Status),
+                UpdateKind::Patch(&patch),
+                &ctx,
+            )
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(e) if e.code == 404 => Ok(()),
+            Err(e) if e.code == 409 => Err(forbidden(
+                attrs,
+                &format!(
+                    "unable to charge quota {name}: too many concurrent updates, please retry"
+                ),
+            )),
+            Err(e) => Err(e),
+        }
     }
 }
 

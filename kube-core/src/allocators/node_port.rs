@@ -5,7 +5,7 @@
 use base64::Engine;
 use bytes::Bytes;
 use serde_json::{json, Value};
-use shared::storage::{EtcdStorage, KeyValue, StorageError};
+use shared::storage::{EtcdStorage, KeyValue, Retry, StorageError};
 
 /// An inclusive port range (`30000-32767`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,48 +105,46 @@ impl NodePortAllocator {
     }
 
     /// Runs `change` on the bitmap and writes it back with compare-and-swap,
-    /// retrying on concurrent changes.
+    /// retrying on concurrent changes ([`EtcdStorage::guaranteed_update`]).
     async fn modify<T>(
         &self,
         mut change: impl FnMut(&mut Vec<u8>) -> Result<T, PortError>,
     ) -> Result<T, PortError> {
         let _guard = self.lock.lock().await;
-        let mut current = self
-            .storage
-            .get(&self.key)
+        let change = &mut change;
+        self.storage
+            .guaranteed_update(
+                &self.key,
+                MAX_CAS_ATTEMPTS,
+                |current| {
+                    let (mut bits, rev) = self.decode(current.as_ref());
+                    let out = change(&mut bits);
+                    async move {
+                        let out = out?;
+                        let write = if rev == 0 {
+                            self.storage.create(&self.key, self.encode(&bits)).await
+                        } else {
+                            self.storage
+                                .update(&self.key, rev, self.encode(&bits))
+                                .await
+                        };
+                        match write {
+                            Ok(_) => Ok(out),
+                            Err(StorageError::Conflict { current }) => {
+                                // Another replica won: back off a little, at random.
+                                let jitter = (uuid::Uuid::new_v4().as_u128() % 20) as u64;
+                                tokio::time::sleep(std::time::Duration::from_millis(jitter)).await;
+                                Err(Retry::Conflict(current))
+                            }
+                            Err(StorageError::AlreadyExists) => Err(Retry::Conflict(None)),
+                            Err(e) => Err(Retry::Fail(PortError::Storage(e.to_string()))),
+                        }
+                    }
+                },
+                |e| PortError::Storage(e.to_string()),
+                || PortError::Storage("too many concurrent node port allocations".into()),
+            )
             .await
-            .map_err(|e| PortError::Storage(e.to_string()))?;
-        for _ in 0..MAX_CAS_ATTEMPTS {
-            let (mut bits, rev) = self.decode(current.as_ref());
-            let out = change(&mut bits)?;
-            let write = if rev == 0 {
-                self.storage.create(&self.key, self.encode(&bits)).await
-            } else {
-                self.storage
-                    .update(&self.key, rev, self.encode(&bits))
-                    .await
-            };
-            match write {
-                Ok(_) => return Ok(out),
-                Err(StorageError::Conflict { current: c }) => {
-                    current = c;
-                    // Another replica won: back off a little, at random.
-                    let jitter = (uuid::Uuid::new_v4().as_u128() % 20) as u64;
-                    tokio::time::sleep(std::time::Duration::from_millis(jitter)).await;
-                }
-                Err(StorageError::AlreadyExists) => {
-                    current = self
-                        .storage
-                        .get(&self.key)
-                        .await
-                        .map_err(|e| PortError::Storage(e.to_string()))?
-                }
-                Err(e) => return Err(PortError::Storage(e.to_string())),
-            }
-        }
-        Err(PortError::Storage(
-            "too many concurrent node port allocations".into(),
-        ))
     }
 
     /// Reserves `port`.

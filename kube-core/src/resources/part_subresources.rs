@@ -9,8 +9,6 @@ use serde_json::{json, Value};
 use shared::apimachinery::errors::{ApiError, GroupResource};
 use shared::registry::resource::{CustomSubresource, SubresourceCall};
 
-use super::subresources::guaranteed_update;
-
 /// A tiny RFC 7386 JSON merge patch.
 fn merge_patch(target: &mut Value, patch: &Value) {
     let Value::Object(p) = patch else {
@@ -49,12 +47,9 @@ pub(super) fn part_subresource(
                 }
                 let body = call.body;
                 let verb = call.verb.to_string();
-                let updated = guaranteed_update(
-                    call.store,
-                    call.namespace,
-                    call.name,
-                    call.ctx.dry_run,
-                    |obj| {
+                let updated = call
+                    .store
+                    .guaranteed_update(call.namespace, call.name, call.ctx.dry_run, |obj| {
                         let rv = body
                             .pointer("/metadata/resourceVersion")
                             .and_then(Value::as_str)
@@ -87,9 +82,8 @@ pub(super) fn part_subresource(
                         };
                         take(&sent, obj);
                         Ok(())
-                    },
-                )
-                .await?;
+                    })
+                    .await?;
                 Ok((200, updated))
             })
         }),

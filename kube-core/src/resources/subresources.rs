@@ -6,14 +6,10 @@
 
 use std::sync::Arc;
 
-use bytes::Bytes;
 use serde_json::{json, Value};
 use shared::apimachinery::errors::{ApiError, GroupResource};
 use shared::registry::resource::{CustomSubresource, SubresourceCall, SubresourceResult};
 use shared::registry::store::{DeleteOptions, Store};
-use shared::storage::StorageError;
-
-const MAX_ATTEMPTS: usize = 16;
 
 /// The PodDisruptionBudget store that eviction consults. The pod's
 /// declaration is made before any store exists, so [`super::build`] hands
@@ -130,7 +126,7 @@ async fn check_disruption_budget(
         )));
     }
     let now = shared::apimachinery::meta::now_rfc3339();
-    guaranteed_update(pdbs, namespace, &pdb_name, dry_run, |p| {
+    pdbs.guaranteed_update(namespace, &pdb_name, dry_run, |p| {
         let allowed = p
             .pointer("/status/disruptionsAllowed")
             .and_then(Value::as_i64)
@@ -151,52 +147,6 @@ async fn check_disruption_budget(
     })
     .await?;
     Ok(())
-}
-
-/// Reads the object, lets `change` modify it, and writes it back with
-/// compare-and-swap, retrying on concurrent writes (upstream's
-/// `GuaranteedUpdate`). Used where the kind's own update rules (such as
-/// pod spec immutability) must not apply.
-pub async fn guaranteed_update(
-    store: &Store,
-    namespace: &str,
-    name: &str,
-    dry_run: bool,
-    mut change: impl FnMut(&mut Value) -> Result<(), ApiError>,
-) -> Result<Value, ApiError> {
-    let key = store.key(namespace, name);
-    let gr = store.def.group_resource();
-    for _ in 0..MAX_ATTEMPTS {
-        let Some(kv) = store
-            .storage()
-            .get(&key)
-            .await
-            .map_err(shared::registry::store::storage_error)?
-        else {
-            return Err(ApiError::not_found(gr, name));
-        };
-        let mut obj = store.decode(&kv)?;
-        change(&mut obj)?;
-        if dry_run {
-            return Ok(obj);
-        }
-        shared::apimachinery::meta::remove(&mut obj, "resourceVersion");
-        let bytes = Bytes::from(serde_json::to_vec(&obj).map_err(ApiError::internal)?);
-        match store.storage().update(&key, kv.mod_revision, bytes).await {
-            Ok(rev) => {
-                shared::apimachinery::meta::set(
-                    &mut obj,
-                    "resourceVersion",
-                    json!(rev.to_string()),
-                );
-                return Ok(obj);
-            }
-            Err(StorageError::Conflict { .. }) => continue,
-            Err(StorageError::NotFound) => return Err(ApiError::not_found(gr, name)),
-            Err(e) => return Err(shared::registry::store::storage_error(e)),
-        }
-    }
-    Err(ApiError::conflict(gr, name, ApiError::OPTIMISTIC_LOCK_MSG))
 }
 
 fn created_status() -> Value {
@@ -237,7 +187,7 @@ pub async fn bind(
         return Err(ApiError::invalid("", "Binding", name, &[err]));
     }
     let annotations = binding.pointer("/metadata/annotations").cloned();
-    guaranteed_update(store, namespace, name, dry_run, |pod| {
+    store.guaranteed_update(namespace, name, dry_run, |pod| {
         if shared::apimachinery::meta::is_deleting(pod) {
             return Err(ApiError::conflict(
                 gr,

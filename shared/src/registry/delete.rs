@@ -7,7 +7,7 @@ use super::admit::{Attributes, Operation};
 use super::store::{storage_error, Store, WriteContext, MAX_UPDATE_ATTEMPTS};
 use crate::apimachinery::errors::ApiError;
 use crate::apimachinery::meta;
-use crate::storage::StorageError;
+use crate::storage::{KeyValue, Retry, StorageError};
 
 use super::list::ListOptions;
 
@@ -81,141 +81,162 @@ impl Store {
         ctx: &WriteContext,
     ) -> Result<DeleteOutcome, ApiError> {
         let key = self.key(namespace, name);
-        for _ in 0..MAX_UPDATE_ATTEMPTS {
-            let Some(kv) = self.storage.get(&key).await.map_err(storage_error)? else {
-                return Err(self.not_found(name));
-            };
-            let mut obj = self.decode(&kv)?;
-            if let Some(uid) = &opts.precondition_uid {
-                if uid != meta::uid(&obj) {
-                    return Err(ApiError::conflict(
-                        self.def.group_resource(),
-                        name,
-                        &format!(
-                            "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
-                            meta::uid(&obj)
-                        ),
-                    ));
-                }
+        self.storage
+            .guaranteed_update(
+                &key,
+                MAX_UPDATE_ATTEMPTS,
+                |current| self.delete_once(current, &key, namespace, name, opts, ctx),
+                storage_error,
+                || self.conflict(name),
+            )
+            .await
+    }
+
+    /// One attempt of [`Self::delete`] on the stored object `current`.
+    #[allow(clippy::too_many_arguments)]
+    async fn delete_once(
+        &self,
+        current: Option<KeyValue>,
+        key: &str,
+        namespace: &str,
+        name: &str,
+        opts: &DeleteOptions,
+        ctx: &WriteContext,
+    ) -> Result<DeleteOutcome, Retry<ApiError>> {
+        let Some(kv) = current else {
+            return Err(Retry::Fail(self.not_found(name)));
+        };
+        let mut obj = self.decode(&kv)?;
+        if let Some(uid) = &opts.precondition_uid {
+            if uid != meta::uid(&obj) {
+                return Err(Retry::Fail(ApiError::conflict(
+                    self.def.group_resource(),
+                    name,
+                    &format!(
+                        "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                        meta::uid(&obj)
+                    ),
+                )));
             }
-            if let Some(rv) = &opts.precondition_resource_version {
-                if *rv != kv.mod_revision.to_string() {
-                    return Err(ApiError::conflict(
+        }
+        if let Some(rv) = &opts.precondition_resource_version {
+            if *rv != kv.mod_revision.to_string() {
+                return Err(Retry::Fail(ApiError::conflict(
                         self.def.group_resource(),
                         name,
                         &format!(
                             "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in meta: {}",
                             kv.mod_revision
                         ),
-                    ));
-                }
-            }
-            let attrs = Attributes {
-                operation: Operation::Delete,
-                resource: &self.def,
-                subresource: "",
-                namespace,
-                name,
-                object: None,
-                old_object: Some(&obj),
-                user: ctx.user.as_ref(),
-                dry_run: ctx.dry_run,
-                warnings: Some(&ctx.warnings),
-                started: Some(ctx.started.0),
-                kind: None,
-            };
-            self.admission.mutate(&attrs, None).await?;
-            self.admission.validate(&attrs).await?;
-
-            let gc_finalizers_changed =
-                apply_propagation_policy(&mut obj, opts.propagation_policy.as_deref());
-            let grace = if self.def.strategy.graceful_delete() {
-                opts.grace_period_seconds
-                    .or_else(|| self.def.strategy.default_grace_period(&obj))
-                    .filter(|g| *g > 0)
-            } else {
-                None
-            };
-            let already_deleting = meta::is_deleting(&obj);
-            // Kept when metadata finalizers remain or the kind has pending work
-            // of its own (a namespace's spec.finalizers).
-            let has_finalizers = !meta::finalizers(&obj).is_empty() || {
-                let mut probe = obj.clone();
-                let retain = self.def.strategy.retain_on_delete(&mut probe);
-                if retain && !already_deleting {
-                    obj = probe;
-                }
-                retain
-            };
-            if already_deleting {
-                if has_finalizers && !gc_finalizers_changed {
-                    return Ok(DeleteOutcome::Pending(obj));
-                }
-                // Gracefully deleting: only a shorter grace period changes anything.
-                let current = obj
-                    .get("metadata")
-                    .and_then(|m| m.get("deletionGracePeriodSeconds"))
-                    .and_then(Value::as_i64)
-                    .unwrap_or(0);
-                if grace.is_some_and(|g| g >= current) {
-                    return Ok(DeleteOutcome::Pending(obj));
-                }
-            }
-            if grace.is_some() || has_finalizers {
-                let g = grace.unwrap_or(0);
-                if !already_deleting {
-                    let m = meta::meta_mut(&mut obj);
-                    m.insert(
-                        "deletionTimestamp".into(),
-                        Value::String(meta::rfc3339_in(g)),
-                    );
-                    m.insert("deletionGracePeriodSeconds".into(), json!(g));
-                    if let Some(gen) = m
-                        .get("generation")
-                        .and_then(Value::as_i64)
-                        .filter(|g| *g > 0)
-                    {
-                        m.insert("generation".into(), json!(gen + 1));
-                    }
-                }
-                if g == 0 && !has_finalizers {
-                    // fall through to the real delete below
-                } else {
-                    if opts.dry_run || ctx.dry_run {
-                        return Ok(DeleteOutcome::Pending(obj));
-                    }
-                    let bytes = self.encode(&mut obj)?;
-                    match self.storage.update(&key, kv.mod_revision, bytes).await {
-                        Ok(rev) => {
-                            meta::set(&mut obj, "resourceVersion", Value::String(rev.to_string()));
-                            return Ok(DeleteOutcome::Pending(obj));
-                        }
-                        Err(StorageError::Conflict { .. }) => continue,
-                        Err(StorageError::NotFound) => return Err(self.not_found(name)),
-                        Err(e) => return Err(storage_error(e)),
-                    }
-                }
-            }
-            if opts.dry_run || ctx.dry_run {
-                return Ok(DeleteOutcome::Deleted(obj));
-            }
-            match self.storage.delete(&key, Some(kv.mod_revision)).await {
-                Ok((_, rev)) => {
-                    self.def.strategy.release(&obj).await;
-                    meta::set(&mut obj, "resourceVersion", Value::String(rev.to_string()));
-                    return Ok(DeleteOutcome::Deleted(obj));
-                }
-                Err(StorageError::Conflict { .. })
-                    if opts.precondition_resource_version.is_none() =>
-                {
-                    continue
-                }
-                Err(StorageError::Conflict { .. }) => return Err(self.conflict(name)),
-                Err(StorageError::NotFound) => return Err(self.not_found(name)),
-                Err(e) => return Err(storage_error(e)),
+                    )));
             }
         }
-        Err(self.conflict(name))
+        let attrs = Attributes {
+            operation: Operation::Delete,
+            resource: &self.def,
+            subresource: "",
+            namespace,
+            name,
+            object: None,
+            old_object: Some(&obj),
+            user: ctx.user.as_ref(),
+            dry_run: ctx.dry_run,
+            warnings: Some(&ctx.warnings),
+            started: Some(ctx.started.0),
+            kind: None,
+        };
+        self.admission.mutate(&attrs, None).await?;
+        self.admission.validate(&attrs).await?;
+
+        let gc_finalizers_changed =
+            apply_propagation_policy(&mut obj, opts.propagation_policy.as_deref());
+        let grace = if self.def.strategy.graceful_delete() {
+            opts.grace_period_seconds
+                .or_else(|| self.def.strategy.default_grace_period(&obj))
+                .filter(|g| *g > 0)
+        } else {
+            None
+        };
+        let already_deleting = meta::is_deleting(&obj);
+        // Kept when metadata finalizers remain or the kind has pending work
+        // of its own (a namespace's spec.finalizers).
+        let has_finalizers = !meta::finalizers(&obj).is_empty() || {
+            let mut probe = obj.clone();
+            let retain = self.def.strategy.retain_on_delete(&mut probe);
+            if retain && !already_deleting {
+                obj = probe;
+            }
+            retain
+        };
+        if already_deleting {
+            if has_finalizers && !gc_finalizers_changed {
+                return Ok(DeleteOutcome::Pending(obj));
+            }
+            // Gracefully deleting: only a shorter grace period changes anything.
+            let current = obj
+                .get("metadata")
+                .and_then(|m| m.get("deletionGracePeriodSeconds"))
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
+            if grace.is_some_and(|g| g >= current) {
+                return Ok(DeleteOutcome::Pending(obj));
+            }
+        }
+        if grace.is_some() || has_finalizers {
+            let g = grace.unwrap_or(0);
+            if !already_deleting {
+                let m = meta::meta_mut(&mut obj);
+                m.insert(
+                    "deletionTimestamp".into(),
+                    Value::String(meta::rfc3339_in(g)),
+                );
+                m.insert("deletionGracePeriodSeconds".into(), json!(g));
+                if let Some(gen) = m
+                    .get("generation")
+                    .and_then(Value::as_i64)
+                    .filter(|g| *g > 0)
+                {
+                    m.insert("generation".into(), json!(gen + 1));
+                }
+            }
+            if g == 0 && !has_finalizers {
+                // fall through to the real delete below
+            } else {
+                if opts.dry_run || ctx.dry_run {
+                    return Ok(DeleteOutcome::Pending(obj));
+                }
+                let bytes = self.encode(&mut obj)?;
+                match self.storage.update(&key, kv.mod_revision, bytes).await {
+                    Ok(rev) => {
+                        meta::set(&mut obj, "resourceVersion", Value::String(rev.to_string()));
+                        return Ok(DeleteOutcome::Pending(obj));
+                    }
+                    Err(StorageError::Conflict { current }) => {
+                        return Err(Retry::Conflict(current))
+                    }
+                    Err(StorageError::NotFound) => return Err(Retry::Fail(self.not_found(name))),
+                    Err(e) => return Err(Retry::Fail(storage_error(e))),
+                }
+            }
+        }
+        if opts.dry_run || ctx.dry_run {
+            return Ok(DeleteOutcome::Deleted(obj));
+        }
+        match self.storage.delete(&key, Some(kv.mod_revision)).await {
+            Ok((_, rev)) => {
+                self.def.strategy.release(&obj).await;
+                meta::set(&mut obj, "resourceVersion", Value::String(rev.to_string()));
+                return Ok(DeleteOutcome::Deleted(obj));
+            }
+            Err(StorageError::Conflict { current })
+                if opts.precondition_resource_version.is_none() =>
+            {
+                return Err(Retry::Conflict(current))
+            }
+            Err(StorageError::Conflict { .. }) => return Err(Retry::Fail(self.conflict(name))),
+            Err(StorageError::NotFound) => return Err(Retry::Fail(self.not_found(name))),
+            Err(e) => return Err(Retry::Fail(storage_error(e))),
+        }
     }
 
     /// DELETE on a collection: deletes every matching object, returning them.

@@ -21,7 +21,7 @@ use etcd_client::{
 };
 
 use super::{
-    normalize_prefix, prefix_range_end, EtcdOptions, KeyValue, ListRequest, ListResponse,
+    normalize_prefix, prefix_range_end, EtcdOptions, KeyValue, ListRequest, ListResponse, Retry,
     StorageError,
 };
 
@@ -294,6 +294,41 @@ impl EtcdStorage {
             .map(convert_kv)
             .transpose()?;
         Err(StorageError::Conflict { current })
+    }
+
+    /// Upstream's `GuaranteedUpdate`, and the one compare-and-swap loop of
+    /// the server: reads `key` and runs `attempt` on what is stored (`None`
+    /// when nothing is). The attempt decides and writes (with [`Self::update`],
+    /// [`Self::delete`] or [`Self::create`], compared against the revision it
+    /// was given); when a concurrent writer won, it returns
+    /// [`Retry::Conflict`] and runs again on the newer object (the one the
+    /// failed comparison returned, or a fresh read), at most `attempts`
+    /// times, after which `exhausted` is the error. Every read-modify-write
+    /// of the server goes through here: the generic store's update and
+    /// delete, subresources, allocators.
+    pub async fn guaranteed_update<T, E, F>(
+        &self,
+        key: &str,
+        attempts: usize,
+        mut attempt: impl FnMut(Option<KeyValue>) -> F,
+        storage_error: impl Fn(StorageError) -> E,
+        exhausted: impl FnOnce() -> E,
+    ) -> Result<T, E>
+    where
+        F: Future<Output = Result<T, Retry<E>>>,
+    {
+        let mut current = self.get(key).await.map_err(&storage_error)?;
+        for _ in 0..attempts {
+            match attempt(current).await {
+                Ok(done) => return Ok(done),
+                Err(Retry::Fail(e)) => return Err(e),
+                Err(Retry::Conflict(Some(newer))) => current = Some(newer),
+                Err(Retry::Conflict(None)) => {
+                    current = self.get(key).await.map_err(&storage_error)?
+                }
+            }
+        }
+        Err(exhausted())
     }
 
     /// Deletes `key`, optionally only if its mod revision equals

@@ -164,3 +164,20 @@ pub(crate) fn prefix_range_end(prefix: &[u8]) -> Vec<u8> {
     }
     vec![0]
 }
+
+/// How one attempt of [`EtcdStorage::guaranteed_update`] ended without
+/// finishing.
+#[derive(Debug)]
+pub enum Retry<E> {
+    /// A concurrent write won the comparison: run again on the newer object
+    /// (`Some`: the value the failed comparison read; `None`: read again).
+    Conflict(Option<KeyValue>),
+    /// Give up with this error.
+    Fail(E),
+}
+
+impl<E> From<E> for Retry<E> {
+    fn from(e: E) -> Self {
+        Retry::Fail(e)
+    }
+}
