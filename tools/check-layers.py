@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks that the library's modules import downward only.
 
-Every module of shared/src belongs to one layer of LAYERS (the longest
+Every module of apiserver/src belongs to one layer of LAYERS (the longest
 matching pattern wins: `a` is module `a` and everything below it, `a::*`
 only what is below it). A module may import its own layer or a lower one;
 an import of a higher layer is an upward import, and the modules of one
@@ -16,7 +16,7 @@ import os
 import re
 import sys
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "shared", "src")
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "apiserver", "src")
 
 # Bottom to top: the order in which a request meets them, reversed.
 LAYERS = [

@@ -4,11 +4,11 @@
 
 use std::cmp::Ordering;
 
+use apiserver::apimachinery::validation::{FieldError, NameRule};
+use apiserver::registry::resource::ResourceDef;
+use apiserver::registry::strategy::Strategy;
+use apiserver::registry::table::{lookup, Column};
 use serde_json::{json, Value};
-use shared::apimachinery::validation::{FieldError, NameRule};
-use shared::registry::resource::ResourceDef;
-use shared::registry::strategy::Strategy;
-use shared::registry::table::{lookup, Column};
 
 /// The aggregator's own group.
 pub const GROUP: &str = "apiregistration.k8s.io";
@@ -21,7 +21,7 @@ pub const AUTOMANAGED_LABEL: &str = "kube-aggregator.kubernetes.io/automanaged";
 /// schema (upstream's field docs), so `kubectl explain apiservice` works and
 /// `kubectl apply` of an APIService manifest finds server-side field
 /// validation.
-pub fn openapi_document() -> std::sync::Arc<shared::openapi::OpenApi> {
+pub fn openapi_document() -> std::sync::Arc<apiserver::openapi::OpenApi> {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta_v1;
     use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
     use schemars::JsonSchema;
@@ -31,11 +31,11 @@ pub fn openapi_document() -> std::sync::Arc<shared::openapi::OpenApi> {
     gen.subschema_for::<meta_v1::ListMeta>();
     gen.subschema_for::<meta_v1::Patch>();
     let components = gen.take_definitions(true);
-    let kinds = [shared::openapi::KindSchema {
+    let kinds = [apiserver::openapi::KindSchema {
         def: definition(),
         schema: APIService::schema_name().into_owned(),
     }];
-    std::sync::Arc::new(shared::openapi::OpenApi::build(&kinds, components))
+    std::sync::Arc::new(apiserver::openapi::OpenApi::build(&kinds, components))
 }
 
 pub fn definition() -> ResourceDef {
@@ -137,11 +137,11 @@ pub fn validate(obj: &Value) -> Vec<FieldError> {
             ));
         }
     } else {
-        for msg in shared::apimachinery::validation::names::is_dns1123_subdomain(group) {
+        for msg in apiserver::apimachinery::validation::names::is_dns1123_subdomain(group) {
             errs.push(FieldError::invalid("spec.group", group, msg));
         }
     }
-    for msg in shared::apimachinery::validation::names::is_dns1035_label(version) {
+    for msg in apiserver::apimachinery::validation::names::is_dns1035_label(version) {
         errs.push(FieldError::invalid("spec.version", version, msg));
     }
     let gpm = lookup(obj, "spec.groupPriorityMinimum")

@@ -12,16 +12,16 @@
 
 use std::sync::Arc;
 
-use futures_util::future::BoxFuture;
-use serde_json::Value;
-use shared::authentication::SYSTEM_MASTERS;
-use shared::authorization::delegating::{DelegatingAuthorizer, ReviewClient};
-use shared::authorization::rbac::non_resource_url_matches;
-use shared::authorization::{
+use apiserver::authentication::SYSTEM_MASTERS;
+use apiserver::authorization::delegating::{DelegatingAuthorizer, ReviewClient};
+use apiserver::authorization::rbac::non_resource_url_matches;
+use apiserver::authorization::{
     decided, Attributes, Authorizer, Decision, DecisionFuture, HEALTH_PATHS,
 };
-use shared::proxy::Delegate;
-use shared::request::info::RequestInfo;
+use apiserver::proxy::Delegate;
+use apiserver::request::info::RequestInfo;
+use futures_util::future::BoxFuture;
+use serde_json::Value;
 
 use crate::apiservice::GROUP;
 use crate::remote::ServiceRef;

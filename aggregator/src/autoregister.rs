@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
+use apiserver::registry::store::{DeleteOptions, WriteContext};
 use serde_json::{json, Value};
-use shared::registry::store::{DeleteOptions, WriteContext};
 
 use crate::apiservice::{builtin_priority, AUTOMANAGED_LABEL};
 use crate::discovery::Discovery;

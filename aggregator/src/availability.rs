@@ -12,10 +12,10 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 use tokio::sync::Notify;
 
+use apiserver::registry::resource::Subresource;
+use apiserver::registry::store::{UpdateKind, WriteContext};
 use futures_util::future::join_all;
 use serde_json::{json, Value};
-use shared::registry::resource::Subresource;
-use shared::registry::store::{UpdateKind, WriteContext};
 
 use crate::apiservice::available_condition;
 use crate::remote::{resolve, Clients, ServiceRef, Unresolved};

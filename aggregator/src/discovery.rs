@@ -23,16 +23,16 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
+use apiserver::endpoints::aggregated_discovery::{self as ad, Document};
+use apiserver::proxy::Delegate;
+use apiserver::registry::catalog::Catalog;
+use apiserver::storage::EtcdStorage;
 use bytes::Bytes;
 use futures_util::future::join_all;
 use futures_util::StreamExt;
 use http_body_util::BodyExt;
 use rand::seq::IndexedRandom;
 use serde_json::{json, Value};
-use shared::endpoints::aggregated_discovery::{self as ad, Document};
-use shared::proxy::Delegate;
-use shared::registry::catalog::Catalog;
-use shared::storage::EtcdStorage;
 use tokio::sync::{watch, Notify};
 
 use crate::apiservice::GROUP;
@@ -118,7 +118,9 @@ pub(crate) async fn fetch(
     if let Some(tag) = inm {
         b = b.header(http::header::IF_NONE_MATCH, tag);
     }
-    let req = b.body(shared::body::empty()).map_err(|e| e.to_string())?;
+    let req = b
+        .body(apiserver::body::empty())
+        .map_err(|e| e.to_string())?;
     let user = internal_user();
     let fut = async {
         let resp = d.forward(req, Some(&user)).await;

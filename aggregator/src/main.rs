@@ -19,20 +19,20 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use clap::Parser;
-use shared::admission::AdmissionChain;
-use shared::registry::catalog::Catalog;
-use shared::registry::store::Store;
-use shared::server::handler::ApiServer;
-use shared::server::options::{
+use apiserver::admission::AdmissionChain;
+use apiserver::registry::catalog::Catalog;
+use apiserver::registry::store::Store;
+use apiserver::server::handler::ApiServer;
+use apiserver::server::options::{
     AuthenticationOptions, DelegationOptions, EtcdOptions, GenericOptions, SecureServingOptions,
 };
-use shared::storage::EtcdStorage;
+use apiserver::storage::EtcdStorage;
+use clap::Parser;
 
 /// mimalloc: the front door holds no cache, only requests in flight, so it
 /// takes the allocator that is cheapest per request (kube-core and the CRD
 /// tier keep glibc's, which packs their caches tighter; see
-/// `shared::server::memory`).
+/// `apiserver::server::memory`).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -79,7 +79,7 @@ fn loopback_address(listen: std::net::SocketAddr) -> String {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    shared::server::init_logging();
+    apiserver::server::init_logging();
     let opts = Options::parse();
     let delegate = opts
         .delegation
@@ -113,7 +113,10 @@ async fn main() -> anyhow::Result<()> {
         delegate.clone(),
         proxy_client_cert,
         opts.enable_aggregator_routing,
-        loopback_address(shared::server::listen_address(&opts.serving, DEFAULT_PORT)),
+        loopback_address(apiserver::server::listen_address(
+            &opts.serving,
+            DEFAULT_PORT,
+        )),
     ));
     let availability = Arc::new(availability::Availability::default());
     let own = Arc::new(groups.clone());
@@ -140,7 +143,7 @@ async fn main() -> anyhow::Result<()> {
         AVAILABILITY_PERIOD,
     ));
 
-    let address = shared::server::listen_address(&opts.serving, DEFAULT_PORT).to_string();
+    let address = apiserver::server::listen_address(&opts.serving, DEFAULT_PORT).to_string();
     let own_openapi = apiservice::openapi_document();
     let openapi_v2 = openapi_v2::OpenApiV2::new(
         state.clone(),
@@ -151,7 +154,7 @@ async fn main() -> anyhow::Result<()> {
     tokio::spawn(openapi_v2.clone().run());
     let authorizer = Arc::new(authorizer::FrontDoorAuthorizer {
         state: state.clone(),
-        delegated: shared::authorization::delegating::DelegatingAuthorizer::new(Arc::new(
+        delegated: apiserver::authorization::delegating::DelegatingAuthorizer::new(Arc::new(
             authorizer::KubeCoreReviews(delegate.clone()),
         )),
     });
@@ -164,8 +167,10 @@ async fn main() -> anyhow::Result<()> {
     });
     let mut api = ApiServer::new(groups, Some(delegate), address).with_interceptor(router);
     api.set_openapi(own_openapi);
-    api.readyz
-        .add("etcd", shared::server::healthz::etcd_check(storage.clone()));
+    api.readyz.add(
+        "etcd",
+        apiserver::server::healthz::etcd_check(storage.clone()),
+    );
     api.readyz.add(
         "autoregister-completion",
         Arc::new(move || {
@@ -179,8 +184,8 @@ async fn main() -> anyhow::Result<()> {
             })
         }),
     );
-    shared::server::run(
-        shared::server::ServerConfig {
+    apiserver::server::run(
+        apiserver::server::ServerConfig {
             name: "kube-aggregator",
             serving: &opts.serving,
             default_port: DEFAULT_PORT,
@@ -190,7 +195,7 @@ async fn main() -> anyhow::Result<()> {
             trust_front_proxy_authorization: false,
             token_reviewer: None,
             credential_validator: Some(Arc::new(
-                shared::authentication::bound_tokens::BoundTokenValidator::new(
+                apiserver::authentication::bound_tokens::BoundTokenValidator::new(
                     storage.clone(),
                     &prefix,
                 ),

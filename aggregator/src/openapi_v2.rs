@@ -14,12 +14,12 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
+use apiserver::authentication::UserInfo;
+use apiserver::body::{Request, Response};
+use apiserver::openapi::v2::merge as merge_into;
 use bytes::Bytes;
 use futures_util::future::join_all;
 use serde_json::Value;
-use shared::authentication::UserInfo;
-use shared::body::{Request, Response};
-use shared::openapi::v2::merge as merge_into;
 
 use crate::availability::Availability;
 use crate::discovery::{fetch, remote_client, service_key};
@@ -94,11 +94,11 @@ impl OpenApiV2 {
             .headers()
             .get(http::header::ACCEPT)
             .and_then(|v| v.to_str().ok());
-        shared::openapi::v2::respond(&m.bytes, &m.etag, if_none_match, accept)
+        apiserver::openapi::v2::respond(&m.bytes, &m.etag, if_none_match, accept)
     }
 
     /// Downloads `/openapi/v2` through `d` into `cached`; whether it changed.
-    async fn download(d: &shared::proxy::Delegate, cached: &mut Option<Cached>) -> bool {
+    async fn download(d: &apiserver::proxy::Delegate, cached: &mut Option<Cached>) -> bool {
         let etag = cached.as_ref().and_then(|c| c.etag.clone());
         match fetch(d, "/openapi/v2", "application/json", etag.as_deref()).await {
             Ok(f) if f.status == 304 => false,
@@ -185,7 +185,7 @@ impl OpenApiV2 {
             }
         }
         let bytes = Bytes::from(serde_json::to_vec(&doc).unwrap_or_default());
-        let etag = shared::openapi::v2::etag_of(&bytes);
+        let etag = apiserver::openapi::v2::etag_of(&bytes);
         if let Ok(mut m) = self.merged.write() {
             *m = Some(Arc::new(Merged { bytes, etag }));
         }

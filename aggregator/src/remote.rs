@@ -7,11 +7,11 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use apiserver::proxy::Delegate;
+use apiserver::transport::remote::{client_config, ServerTrust};
+use apiserver::transport::service::{host_port, ready_addresses};
 use base64::Engine;
 use serde_json::Value;
-use shared::proxy::Delegate;
-use shared::transport::remote::{client_config, ServerTrust};
-use shared::transport::service::{host_port, ready_addresses};
 
 use crate::state::State;
 

@@ -6,18 +6,18 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use apiserver::apimachinery::errors::ApiError;
+use apiserver::authentication::UserInfo;
+use apiserver::body::{Request, Response};
+use apiserver::endpoints::aggregated_discovery as ad;
+use apiserver::endpoints::handlers::json_response;
+use apiserver::endpoints::status::plain_text;
+use apiserver::request::info::RequestInfo;
+use apiserver::server::handler::Interceptor;
 use futures_util::future::BoxFuture;
 use futures_util::FutureExt;
 use rand::seq::IndexedRandom;
 use serde_json::{json, Value};
-use shared::apimachinery::errors::ApiError;
-use shared::authentication::UserInfo;
-use shared::body::{Request, Response};
-use shared::endpoints::aggregated_discovery as ad;
-use shared::endpoints::handlers::json_response;
-use shared::endpoints::status::plain_text;
-use shared::request::info::RequestInfo;
-use shared::server::handler::Interceptor;
 
 use crate::apiservice::{compare_versions, GROUP};
 use crate::availability::Availability;
@@ -34,7 +34,7 @@ pub struct Router {
     /// Merged `/openapi/v2`, served from memory.
     pub openapi_v2: Arc<crate::openapi_v2::OpenApiV2>,
     /// The OpenAPI v3 document of the aggregator's own group.
-    pub own_openapi: Arc<shared::openapi::OpenApi>,
+    pub own_openapi: Arc<apiserver::openapi::OpenApi>,
 }
 
 impl Interceptor for Router {
@@ -152,7 +152,11 @@ async fn proxy(
 /// APIService pointing at `/openapi/v3/apis/<g>/<v>`, which is proxied to
 /// the server owning it (upstream's v3 aggregation: no merging). When the
 /// tiers behind serve no OpenAPI v3, their answer is passed on as is.
-async fn openapi_v3_root(state: &State, own: &shared::openapi::OpenApi, req: Request) -> Response {
+async fn openapi_v3_root(
+    state: &State,
+    own: &apiserver::openapi::OpenApi,
+    req: Request,
+) -> Response {
     let user = req.extensions().get::<UserInfo>().cloned();
     let mut root = match crate::state::get_json(&state.delegate, "/openapi/v3", user.as_ref()).await
     {

@@ -7,11 +7,11 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
+use apiserver::authentication::{UserInfo, SYSTEM_MASTERS};
+use apiserver::proxy::Delegate;
+use apiserver::registry::store::{ListOptions, Store};
+use apiserver::registry::watch::WatchOptions;
 use serde_json::Value;
-use shared::authentication::{UserInfo, SYSTEM_MASTERS};
-use shared::proxy::Delegate;
-use shared::registry::store::{ListOptions, Store};
-use shared::registry::watch::WatchOptions;
 use tokio::sync::watch;
 
 /// Pause before relisting after a watch ended or a list failed.

@@ -11,15 +11,15 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use apiserver::apimachinery::errors::ApiError;
+use apiserver::apimachinery::meta;
+use apiserver::registry::catalog::Catalog;
+use apiserver::registry::resource::Subresource;
+use apiserver::registry::store::{DeleteOptions, ListOptions, Store, UpdateKind, WriteContext};
+use apiserver::registry::watch::WatchOptions;
+use apiserver::server::handler::ApiServer;
+use apiserver::storage::EtcdStorage;
 use serde_json::{json, Value};
-use shared::apimachinery::errors::ApiError;
-use shared::apimachinery::meta;
-use shared::registry::catalog::Catalog;
-use shared::registry::resource::Subresource;
-use shared::registry::store::{DeleteOptions, ListOptions, Store, UpdateKind, WriteContext};
-use shared::registry::watch::WatchOptions;
-use shared::server::handler::ApiServer;
-use shared::storage::EtcdStorage;
 use tokio::sync::Notify;
 
 use crate::crd::{self, conditions, CLEANUP_FINALIZER};
@@ -42,7 +42,7 @@ pub struct Controller {
     /// Set after the first complete pass (readiness).
     synced: Arc<std::sync::atomic::AtomicBool>,
     /// The admission chain of every custom resource's store.
-    admission: shared::admission::AdmissionChain,
+    admission: apiserver::admission::AdmissionChain,
 }
 
 fn names_of(crd_obj: &Value) -> Value {
@@ -62,7 +62,7 @@ impl Controller {
         prefix: &str,
         openapi: Arc<crate::openapi::OpenApi>,
         synced: Arc<std::sync::atomic::AtomicBool>,
-        admission: shared::admission::AdmissionChain,
+        admission: apiserver::admission::AdmissionChain,
     ) -> Arc<Self> {
         Arc::new(Controller {
             api,

@@ -10,13 +10,13 @@
 
 use std::time::Duration;
 
+use apiserver::apimachinery::errors::ApiError;
 use base64::Engine;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use serde_json::{json, Value};
-use shared::apimachinery::errors::ApiError;
 
 type Connector = hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>;
 
@@ -82,8 +82,8 @@ impl Converter {
                 .map_err(|e| format!("invalid caBundle: {e}"))?,
             _ => Vec::new(),
         };
-        let tls =
-            shared::pki::client_config(&ca, None).map_err(|e| format!("invalid caBundle: {e}"))?;
+        let tls = apiserver::pki::client_config(&ca, None)
+            .map_err(|e| format!("invalid caBundle: {e}"))?;
         let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
         http.enforce_http(false);
         http.set_connect_timeout(Some(Duration::from_secs(5)));

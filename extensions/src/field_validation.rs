@@ -4,13 +4,13 @@
 //! answers with one `Warning: 299 - "unknown field \"spec.foo\""` header per
 //! field, `Ignore` says nothing; in every case they are pruned.
 
+use apiserver::apimachinery::errors::ApiError;
+use apiserver::body::{self, Request, Response};
+use apiserver::endpoints::handlers::{read_body, Query};
+use apiserver::request::info::RequestInfo;
+use apiserver::schema::Schema;
 use http::HeaderValue;
 use serde_json::Value;
-use shared::apimachinery::errors::ApiError;
-use shared::body::{self, Request, Response};
-use shared::endpoints::handlers::{read_body, Query};
-use shared::request::info::RequestInfo;
-use shared::schema::Schema;
 
 /// What the check decided for one request.
 pub struct Checked {
@@ -55,7 +55,7 @@ pub async fn check(schema: &Schema, req: Request, info: &RequestInfo) -> Result<
     let bytes = read_body(http::Request::from_parts(parts.clone(), b)).await?;
     let request = http::Request::from_parts(parts, body::full(bytes.clone()));
     let (mut doc, duplicate) = if yaml {
-        match shared::endpoints::handlers::decode_yaml_lenient(&bytes) {
+        match apiserver::endpoints::handlers::decode_yaml_lenient(&bytes) {
             Ok(decoded) => decoded,
             // The handler reports what does not decode.
             Err(_) => return unchanged(request),

@@ -17,16 +17,16 @@ mod serving;
 
 use std::sync::Arc;
 
-use clap::Parser;
-use shared::admission::AdmissionChain;
-use shared::authorization::{AlwaysAllowPaths, PrivilegedGroups, UnionAuthorizer};
-use shared::registry::catalog::Catalog;
-use shared::registry::store::Store;
-use shared::server::handler::ApiServer;
-use shared::server::options::{
+use apiserver::admission::AdmissionChain;
+use apiserver::authorization::{AlwaysAllowPaths, PrivilegedGroups, UnionAuthorizer};
+use apiserver::registry::catalog::Catalog;
+use apiserver::registry::store::Store;
+use apiserver::server::handler::ApiServer;
+use apiserver::server::options::{
     AuthenticationOptions, EtcdOptions, GenericOptions, SecureServingOptions,
 };
-use shared::storage::EtcdStorage;
+use apiserver::storage::EtcdStorage;
+use clap::Parser;
 
 /// The extensions tier's default port.
 const DEFAULT_PORT: u16 = 6445;
@@ -44,12 +44,12 @@ struct Options {
     #[command(flatten)]
     generic: GenericOptions,
     #[command(flatten)]
-    admission: shared::admission::plugins::AdmissionOptions,
+    admission: apiserver::admission::plugins::AdmissionOptions,
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    shared::server::init_logging();
+    apiserver::server::init_logging();
     let opts = Options::parse();
     let storage = EtcdStorage::connect(&opts.etcd.etcd_servers, Default::default())
         .await
@@ -64,11 +64,13 @@ async fn main() -> anyhow::Result<()> {
     );
     let mut groups = Catalog::default();
     groups.add(crds.clone());
-    let address = shared::server::listen_address(&opts.serving, DEFAULT_PORT).to_string();
+    let address = apiserver::server::listen_address(&opts.serving, DEFAULT_PORT).to_string();
     let mut api = ApiServer::new(groups, None, address);
     api.set_routes_pending(true);
-    api.readyz
-        .add("etcd", shared::server::healthz::etcd_check(storage.clone()));
+    api.readyz.add(
+        "etcd",
+        apiserver::server::healthz::etcd_check(storage.clone()),
+    );
     // Ready once the CRDs are loaded (upstream's crd-informer-synced hook).
     let synced = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flag = synced.clone();
@@ -107,8 +109,8 @@ async fn main() -> anyhow::Result<()> {
         admission,
     )
     .spawn();
-    shared::server::run(
-        shared::server::ServerConfig {
+    apiserver::server::run(
+        apiserver::server::ServerConfig {
             name: "kube-extensions-apiserver",
             serving: &opts.serving,
             default_port: DEFAULT_PORT,
@@ -119,14 +121,14 @@ async fn main() -> anyhow::Result<()> {
             authorizer: Arc::new(UnionAuthorizer(vec![
                 Arc::new(PrivilegedGroups),
                 Arc::new(AlwaysAllowPaths(
-                    shared::authorization::HEALTH_PATHS
+                    apiserver::authorization::HEALTH_PATHS
                         .iter()
                         .map(|p| p.to_string())
                         .collect(),
                 )),
             ])),
             credential_validator: Some(Arc::new(
-                shared::authentication::bound_tokens::BoundTokenValidator::new(
+                apiserver::authentication::bound_tokens::BoundTokenValidator::new(
                     storage.clone(),
                     &prefix,
                 ),
@@ -142,28 +144,28 @@ async fn main() -> anyhow::Result<()> {
 /// The admission chain of custom resources: the enabled plugins that apply
 /// to them, in upstream's order.
 fn custom_resource_admission(
-    options: &shared::admission::plugins::AdmissionOptions,
+    options: &apiserver::admission::plugins::AdmissionOptions,
     storage: &EtcdStorage,
     prefix: &str,
 ) -> anyhow::Result<AdmissionChain> {
     let namespace_lifecycle =
-        shared::admission::namespace_lifecycle::NamespaceLifecycle::new(storage.clone(), prefix);
-    let namespaces = shared::admission::namespaces::Namespaces::start(storage.clone(), prefix);
+        apiserver::admission::namespace_lifecycle::NamespaceLifecycle::new(storage.clone(), prefix);
+    let namespaces = apiserver::admission::namespaces::Namespaces::start(storage.clone(), prefix);
     namespace_lifecycle.read_namespaces_from(namespaces.clone());
-    let mut available: Vec<Arc<dyn shared::admission::AdmissionPlugin>> =
+    let mut available: Vec<Arc<dyn apiserver::admission::AdmissionPlugin>> =
         vec![Arc::new(namespace_lifecycle)];
     available.extend(
-        shared::admission::webhook::Webhooks::start(storage.clone(), prefix, namespaces.clone())
+        apiserver::admission::webhook::Webhooks::start(storage.clone(), prefix, namespaces.clone())
             .plugins(),
     );
-    available.push(shared::admission::policy::plugin(
-        &shared::admission::policy::ValidatingAdmissionPolicy::start(
+    available.push(apiserver::admission::policy::plugin(
+        &apiserver::admission::policy::ValidatingAdmissionPolicy::start(
             storage.clone(),
             prefix,
             namespaces,
         ),
     ));
-    let (plugins, _built_in_only) = shared::admission::plugins::ordered(options, available)
+    let (plugins, _built_in_only) = apiserver::admission::plugins::ordered(options, available)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(AdmissionChain::new(plugins))
 }

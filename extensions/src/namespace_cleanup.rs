@@ -8,8 +8,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use shared::apimachinery::meta;
-use shared::registry::store::{DeleteOptions, ListOptions, WriteContext};
+use apiserver::apimachinery::meta;
+use apiserver::registry::store::{DeleteOptions, ListOptions, WriteContext};
 
 use crate::controller::Controller;
 
@@ -19,7 +19,7 @@ const RETRY: Duration = Duration::from_secs(2);
 /// Runs forever.
 pub async fn run(controller: Arc<Controller>) {
     let (storage, prefix) = controller.storage();
-    let mut namespaces = shared::registry::etcd_mirror::spawn(
+    let mut namespaces = apiserver::registry::etcd_mirror::spawn(
         storage.clone(),
         format!("{}/namespaces", prefix.trim_end_matches('/')),
     );

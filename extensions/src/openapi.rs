@@ -9,11 +9,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, RwLock};
 
+use apiserver::apimachinery::errors::ApiError;
+use apiserver::apimachinery::meta;
+use apiserver::body::{Request, Response};
+use apiserver::endpoints::handlers::json_response;
 use serde_json::{json, Map, Value};
-use shared::apimachinery::errors::ApiError;
-use shared::apimachinery::meta;
-use shared::body::{Request, Response};
-use shared::endpoints::handlers::json_response;
 
 use crate::crd;
 
@@ -27,7 +27,7 @@ const METADATA_DOC: &str = "Standard object's metadata. More info: https://git.k
 /// the k8s-openapi type's schema (its field docs are upstream's), so that
 /// `kubectl explain crd` works and `kubectl apply -f crd.yaml` finds the
 /// server-side `fieldValidation` it relies on.
-pub fn own_document() -> Arc<shared::openapi::OpenApi> {
+pub fn own_document() -> Arc<apiserver::openapi::OpenApi> {
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta_v1;
     use schemars::JsonSchema;
@@ -37,11 +37,11 @@ pub fn own_document() -> Arc<shared::openapi::OpenApi> {
     gen.subschema_for::<meta_v1::ListMeta>();
     gen.subschema_for::<meta_v1::Patch>();
     let components = gen.take_definitions(true);
-    let kinds = [shared::openapi::KindSchema {
+    let kinds = [apiserver::openapi::KindSchema {
         def: crd::definition(),
         schema: CustomResourceDefinition::schema_name().into_owned(),
     }];
-    Arc::new(shared::openapi::OpenApi::build(&kinds, components))
+    Arc::new(apiserver::openapi::OpenApi::build(&kinds, components))
 }
 
 /// The published documents of the Established CRDs.
@@ -49,7 +49,7 @@ pub fn own_document() -> Arc<shared::openapi::OpenApi> {
 pub struct OpenApi {
     /// The document of this tier's own kind (`apiextensions.k8s.io/v1`
     /// CustomResourceDefinition), built once at start.
-    own: Option<Arc<shared::openapi::OpenApi>>,
+    own: Option<Arc<apiserver::openapi::OpenApi>>,
     crds: RwLock<Arc<Vec<Value>>>,
     /// (group, version) → (content key, document bytes).
     cache: Mutex<HashMap<(String, String), (u64, Arc<Vec<u8>>)>>,
@@ -105,7 +105,7 @@ impl OpenApi {
 
     /// The published documents, with `own` (this tier's own kinds) beside
     /// the CRDs'.
-    pub fn with_own(own: Arc<shared::openapi::OpenApi>) -> Self {
+    pub fn with_own(own: Arc<apiserver::openapi::OpenApi>) -> Self {
         OpenApi {
             own: Some(own),
             ..Default::default()
@@ -186,7 +186,7 @@ impl OpenApi {
         let own = self.own.as_ref().map(|o| &o.v2_bytes()[..]);
         let doc = crate::openapi_v2::build(&crds, own);
         let bytes = bytes::Bytes::from(serde_json::to_vec(&doc).unwrap_or_default());
-        let etag: Arc<str> = shared::openapi::v2::etag_of(&bytes).into();
+        let etag: Arc<str> = apiserver::openapi::v2::etag_of(&bytes).into();
         if let Ok(mut cached) = self.v2.lock() {
             *cached = Some((key, bytes.clone(), etag.clone()));
         }
@@ -207,7 +207,7 @@ impl OpenApi {
             .headers()
             .get(http::header::ACCEPT)
             .and_then(|v| v.to_str().ok());
-        shared::openapi::v2::respond(&bytes, &etag, inm, accept)
+        apiserver::openapi::v2::respond(&bytes, &etag, inm, accept)
     }
 
     /// Serves `/openapi/v3` and `/openapi/v3/apis/<group>/<version>`.
@@ -237,7 +237,7 @@ impl OpenApi {
             Some(bytes) => http::Response::builder()
                 .status(200)
                 .header(http::header::CONTENT_TYPE, "application/json")
-                .body(shared::body::full(bytes.as_ref().clone()))
+                .body(apiserver::body::full(bytes.as_ref().clone()))
                 .unwrap_or_else(|_| ApiError::internal("building response").into_response()),
             None => ApiError::path_not_found().into_response(),
         }

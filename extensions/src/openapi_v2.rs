@@ -345,7 +345,7 @@ pub fn build(crds: &[Value], own: Option<&[u8]>) -> Value {
         }
     }
     let theirs = json!({"paths": paths, "definitions": definitions});
-    shared::openapi::v2::merge(&mut doc, &theirs);
+    apiserver::openapi::v2::merge(&mut doc, &theirs);
     doc
 }
 

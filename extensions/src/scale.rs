@@ -5,15 +5,15 @@
 
 use std::sync::Arc;
 
+use apiserver::apimachinery::errors::ApiError;
+use apiserver::apimachinery::meta;
+use apiserver::apimachinery::validation::FieldError;
+use apiserver::body::{Request, Response};
+use apiserver::endpoints::handlers::{decode_json, json_response, read_body};
+use apiserver::endpoints::negotiation::{body_format, BodyFormat};
+use apiserver::registry::store::{Store, UpdateKind, WriteContext};
+use apiserver::request::info::RequestInfo;
 use serde_json::{json, Value};
-use shared::apimachinery::errors::ApiError;
-use shared::apimachinery::meta;
-use shared::apimachinery::validation::FieldError;
-use shared::body::{Request, Response};
-use shared::endpoints::handlers::{decode_json, json_response, read_body};
-use shared::endpoints::negotiation::{body_format, BodyFormat};
-use shared::registry::store::{Store, UpdateKind, WriteContext};
-use shared::request::info::RequestInfo;
 
 /// The CRD's scale paths, as field lists (`.spec.replicas` → `[spec, replicas]`).
 #[derive(Clone, Debug)]
@@ -135,7 +135,7 @@ async fn handle(
         return Err(ApiError::path_not_found());
     }
     let name = info.name.as_str();
-    let query = shared::endpoints::handlers::Query::from_uri(req.uri());
+    let query = apiserver::endpoints::handlers::Query::from_uri(req.uri());
     let pretty = query.flag("pretty");
     match info.verb.as_str() {
         "get" => {
@@ -153,14 +153,14 @@ async fn handle(
     let ctx = WriteContext {
         user: req
             .extensions()
-            .get::<shared::authentication::UserInfo>()
+            .get::<apiserver::authentication::UserInfo>()
             .cloned(),
         dry_run: query.dry_run(if info.verb == "patch" {
             "PatchOptions"
         } else {
             "UpdateOptions"
         })?,
-        field_manager: shared::fieldmanager::manager_or_user_agent(
+        field_manager: apiserver::fieldmanager::manager_or_user_agent(
             query.get("fieldManager"),
             req.headers()
                 .get(http::header::USER_AGENT)

@@ -6,17 +6,17 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use apiserver::admission::AdmissionChain;
+use apiserver::apimachinery::errors::ApiError;
+use apiserver::apimachinery::validation::{FieldError, FieldPath};
+use apiserver::registry::catalog::Catalog;
+use apiserver::registry::resource::{ResourceDef, Subresource};
+use apiserver::registry::store::Store;
+use apiserver::registry::strategy::Strategy;
+use apiserver::registry::table::DynamicColumn;
+use apiserver::schema::Schema;
+use apiserver::storage::EtcdStorage;
 use serde_json::{json, Value};
-use shared::admission::AdmissionChain;
-use shared::apimachinery::errors::ApiError;
-use shared::apimachinery::validation::{FieldError, FieldPath};
-use shared::registry::catalog::Catalog;
-use shared::registry::resource::{ResourceDef, Subresource};
-use shared::registry::store::Store;
-use shared::registry::strategy::Strategy;
-use shared::registry::table::DynamicColumn;
-use shared::schema::Schema;
-use shared::storage::EtcdStorage;
 
 use crate::conversion::Converter;
 use crate::crd;
@@ -48,8 +48,8 @@ impl CustomResourceStrategy {
     /// Schema validation, then the CEL rules (with `oldSelf` on update).
     fn check(&self, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
         let mut errs = self.schema.validate(obj, &FieldPath::nil());
-        let mut budget = shared::schema::cel::Budget::default();
-        errs.extend(shared::schema::cel::validate(
+        let mut budget = apiserver::schema::cel::Budget::default();
+        errs.extend(apiserver::schema::cel::validate(
             &self.schema,
             obj,
             old,
@@ -58,7 +58,7 @@ impl CustomResourceStrategy {
         ));
         match old {
             // Ratcheting: what was already stored invalid may stay so.
-            Some(old) => shared::schema::ratchet::ratchet(errs, obj, old),
+            Some(old) => apiserver::schema::ratchet::ratchet(errs, obj, old),
             None => errs,
         }
     }
@@ -263,9 +263,12 @@ impl Served {
                     match field_validation::check(&schema, req, &info).await {
                         Err(e) => e.into_response(),
                         Ok(checked) => {
-                            let mut resp =
-                                shared::endpoints::handlers::serve(&store, &info, checked.request)
-                                    .await;
+                            let mut resp = apiserver::endpoints::handlers::serve(
+                                &store,
+                                &info,
+                                checked.request,
+                            )
+                            .await;
                             if resp.status().is_success() {
                                 field_validation::add_warnings(&mut resp, &checked.warnings);
                             }
@@ -323,7 +326,7 @@ pub fn stores_for(
     let storage_api_version = format!("{group}/{}", crd::storage_version(crd_obj).unwrap_or(""));
     let converter = Arc::new(
         Converter::from_crd(crd_obj, format!("{group}, Kind={kind}")).unwrap_or_else(|e| {
-            tracing::warn!(crd = %shared::apimachinery::meta::name(crd_obj), error = %e, "conversion webhook");
+            tracing::warn!(crd = %apiserver::apimachinery::meta::name(crd_obj), error = %e, "conversion webhook");
             Converter::Broken(e)
         }),
     );
@@ -359,12 +362,12 @@ pub fn stores_for(
             let mut def = ResourceDef::new(&group, &version, &kind, &plural)
                 .singular(&singular)
                 .storage_path(&format!("{group}/{plural}"))
-                .with_field_types(Arc::new(shared::fieldmanager::typeinfo::StructuralTypes(
-                    schema.clone(),
-                )))
+                .with_field_types(Arc::new(
+                    apiserver::fieldmanager::typeinfo::StructuralTypes(schema.clone()),
+                ))
                 // Status writes change nothing but status (upstream's
                 // custom resource status strategy).
-                .status_metadata(shared::registry::resource::StatusMetadata::Reset)
+                .status_metadata(apiserver::registry::resource::StatusMetadata::Reset)
                 .strategy(strategy);
             if !namespaced {
                 def = def.cluster_scoped();
@@ -399,7 +402,7 @@ pub fn stores_for(
                 store: Store::new(def, storage.clone(), prefix, admission.clone()),
                 schema,
                 scale,
-                terminating: shared::apimachinery::meta::is_deleting(crd_obj),
+                terminating: apiserver::apimachinery::meta::is_deleting(crd_obj),
             }
         })
         .collect()

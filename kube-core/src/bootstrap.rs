@@ -5,9 +5,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use apiserver::registry::catalog::Catalog;
+use apiserver::registry::store::WriteContext;
 use serde_json::json;
-use shared::registry::catalog::Catalog;
-use shared::registry::store::WriteContext;
 
 /// Namespaces that exist on every cluster.
 pub const SYSTEM_NAMESPACES: &[&str] =
@@ -94,7 +94,7 @@ pub const AUTHENTICATION_CONFIGMAP: &str = "extension-apiserver-authentication";
 /// The ConfigMap's data from the authentication flags: the client CA, the
 /// request-header CA, allowed names and header names (JSON string arrays).
 pub fn authentication_configmap_data(
-    opts: &shared::server::options::AuthenticationOptions,
+    opts: &apiserver::server::options::AuthenticationOptions,
 ) -> anyhow::Result<serde_json::Map<String, serde_json::Value>> {
     let mut data = serde_json::Map::new();
     let read = |p: &std::path::Path| {
@@ -162,7 +162,7 @@ pub async fn ensure_authentication_configmap(
                         ns,
                         AUTHENTICATION_CONFIGMAP,
                         None,
-                        shared::registry::store::UpdateKind::Patch(&replace),
+                        apiserver::registry::store::UpdateKind::Patch(&replace),
                         &ctx,
                     )
                     .await
@@ -216,7 +216,7 @@ pub async fn ensure_legacy_token_tracking_configmap(groups: Arc<Catalog>) {
                         ns,
                         LEGACY_TOKEN_TRACKING_CONFIGMAP,
                         None,
-                        shared::registry::store::UpdateKind::Patch(&fix),
+                        apiserver::registry::store::UpdateKind::Patch(&fix),
                         &ctx,
                     )
                     .await
@@ -240,7 +240,7 @@ mod tests {
         let dir = tempfile_dir();
         let ca = dir.join("ca.crt");
         std::fs::write(&ca, "PEM").unwrap();
-        let opts = shared::server::options::AuthenticationOptions {
+        let opts = apiserver::server::options::AuthenticationOptions {
             client_ca_file: Some(ca.clone()),
             token_auth_file: None,
             anonymous_auth: true,

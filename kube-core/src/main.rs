@@ -12,15 +12,15 @@ mod resources;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use clap::Parser;
-use shared::admission::AdmissionChain;
-use shared::authorization::rbac::RbacAuthorizer;
-use shared::authorization::{AlwaysAllow, Authorizer, PrivilegedGroups, UnionAuthorizer};
-use shared::server::handler::ApiServer;
-use shared::server::options::{
+use apiserver::admission::AdmissionChain;
+use apiserver::authorization::rbac::RbacAuthorizer;
+use apiserver::authorization::{AlwaysAllow, Authorizer, PrivilegedGroups, UnionAuthorizer};
+use apiserver::server::handler::ApiServer;
+use apiserver::server::options::{
     AuthenticationOptions, DelegationOptions, EtcdOptions, GenericOptions, SecureServingOptions,
 };
-use shared::storage::EtcdStorage;
+use apiserver::storage::EtcdStorage;
+use clap::Parser;
 
 /// kube-core's default port.
 const DEFAULT_PORT: u16 = 6444;
@@ -40,7 +40,7 @@ struct Options {
     #[command(flatten)]
     generic: GenericOptions,
     #[command(flatten)]
-    admission: shared::admission::plugins::AdmissionOptions,
+    admission: apiserver::admission::plugins::AdmissionOptions,
     /// CIDR range from which ClusterIPs are assigned to Services.
     #[arg(long, default_value = "10.96.0.0/12")]
     service_cluster_ip_range: String,
@@ -48,7 +48,7 @@ struct Options {
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     watch_cache: bool,
     /// Memory budget of each resource's watch cache; beyond it reads go to etcd.
-    #[arg(long, default_value_t = shared::registry::cached::DEFAULT_CACHE_BUDGET)]
+    #[arg(long, default_value_t = apiserver::registry::cached::DEFAULT_CACHE_BUDGET)]
     watch_cache_max_bytes_per_resource: usize,
     /// PEM private key (ECDSA P-256 or RSA) signing service account tokens
     /// (`serviceaccounts/<name>/token`); without it TokenRequest is not served.
@@ -59,7 +59,7 @@ struct Options {
     service_node_port_range: String,
     /// How often the cluster IP and node port repair loops run (upstream
     /// runs them every 3 minutes; not an upstream flag). 0 disables them.
-    #[arg(long, default_value = "3m", value_parser = shared::server::options::parse_duration)]
+    #[arg(long, default_value = "3m", value_parser = apiserver::server::options::parse_duration)]
     service_allocation_repair_interval: std::time::Duration,
     /// Ordered list of authorizers: `Node`, `RBAC`, `AlwaysAllow`,
     /// `AlwaysDeny` (members of `system:masters` are always allowed first,
@@ -89,7 +89,7 @@ fn build_authorizer(modes: &[String]) -> anyhow::Result<Authorizers> {
                 let graph = Arc::new(authorization::node::Graph::new());
                 let rules = rbac::policy::node_rules()
                     .iter()
-                    .map(shared::authorization::rbac::PolicyRule::from_json)
+                    .map(apiserver::authorization::rbac::PolicyRule::from_json)
                     .collect();
                 chain.push(Arc::new(authorization::node::NodeAuthorizer::new(
                     graph.clone(),
@@ -119,14 +119,17 @@ fn build_authorizer(modes: &[String]) -> anyhow::Result<Authorizers> {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    shared::server::init_logging();
+    apiserver::server::init_logging();
     let opts = Options::parse();
     let storage = EtcdStorage::connect(&opts.etcd.etcd_servers, Default::default())
         .await
         .map_err(|e| anyhow::anyhow!("configuring etcd client: {e}"))?;
     let prefix = opts.etcd.etcd_prefix.trim_end_matches('/').to_string();
     let namespace_lifecycle = Arc::new(
-        shared::admission::namespace_lifecycle::NamespaceLifecycle::new(storage.clone(), &prefix),
+        apiserver::admission::namespace_lifecycle::NamespaceLifecycle::new(
+            storage.clone(),
+            &prefix,
+        ),
     );
     let Authorizers {
         chain: authorizer,
@@ -141,20 +144,23 @@ async fn main() -> anyhow::Result<()> {
             &opts.admission,
         )
         .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let namespaces = shared::admission::namespaces::Namespaces::start(storage.clone(), &prefix);
-    let webhooks =
-        shared::admission::webhook::Webhooks::start(storage.clone(), &prefix, namespaces.clone());
+    let namespaces = apiserver::admission::namespaces::Namespaces::start(storage.clone(), &prefix);
+    let webhooks = apiserver::admission::webhook::Webhooks::start(
+        storage.clone(),
+        &prefix,
+        namespaces.clone(),
+    );
     webhooks.set_authorizer(authorizer.clone());
     available.extend(webhooks.plugins());
-    let policies = shared::admission::policy::ValidatingAdmissionPolicy::start(
+    let policies = apiserver::admission::policy::ValidatingAdmissionPolicy::start(
         storage.clone(),
         &prefix,
         namespaces,
     );
     policies.set_authorizer(authorizer.clone());
-    available.push(shared::admission::policy::plugin(&policies));
+    available.push(apiserver::admission::policy::plugin(&policies));
     let (mut plugins, unimplemented) =
-        shared::admission::plugins::ordered(&opts.admission, available)
+        apiserver::admission::plugins::ordered(&opts.admission, available)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
     if !unimplemented.is_empty() {
         tracing::info!(plugins = ?unimplemented, "enabled admission plugins this server does not implement yet");
@@ -194,7 +200,7 @@ async fn main() -> anyhow::Result<()> {
                 .cloned()
                 .unwrap_or_default();
             let signer =
-                shared::authentication::service_account::TokenSigner::from_pem(&pem, &issuer)
+                apiserver::authentication::service_account::TokenSigner::from_pem(&pem, &issuer)
                     .map_err(|e| anyhow::anyhow!("--service-account-signing-key-file: {e}"))?;
             Some(resources::TokenIssuing {
                 signer: Arc::new(signer),
@@ -217,7 +223,7 @@ async fn main() -> anyhow::Result<()> {
                 (
                     d.api_version(),
                     d.kind.clone(),
-                    shared::admission::policy::params::ParamLocation {
+                    apiserver::admission::policy::params::ParamLocation {
                         storage_path: d.storage_path.clone(),
                         namespaced: d.namespaced,
                     },
@@ -231,7 +237,7 @@ async fn main() -> anyhow::Result<()> {
     // Bound service account tokens die with their pod, secret or account;
     // those are looked up in the watch caches first, etcd when they cannot
     // answer.
-    let validator: Arc<dyn shared::authentication::bound_tokens::CredentialValidator> =
+    let validator: Arc<dyn apiserver::authentication::bound_tokens::CredentialValidator> =
         Arc::new(bound_token_validator(&groups, &storage, &prefix));
     let review_authenticator = opts.authentication.build()?.authenticator;
     review_authenticator.set_validator(validator.clone());
@@ -241,7 +247,7 @@ async fn main() -> anyhow::Result<()> {
     // (bindings, tokenreviews, the access reviews, selfsubjectreviews).
     let openapi = resources::openapi::build(&groups.defs().cloned().collect::<Vec<_>>());
     let delegate = opts.delegation.delegate()?;
-    let address = shared::server::listen_address(&opts.serving, DEFAULT_PORT).to_string();
+    let address = apiserver::server::listen_address(&opts.serving, DEFAULT_PORT).to_string();
     let mut api = ApiServer::new(groups, delegate, address);
     api.set_openapi(openapi.clone());
 
@@ -311,8 +317,10 @@ async fn main() -> anyhow::Result<()> {
     if !opts.etcd.etcd_compaction_interval.is_zero() {
         storage.spawn_compactor(opts.etcd.etcd_compaction_interval);
     }
-    api.readyz
-        .add("etcd", shared::server::healthz::etcd_check(storage.clone()));
+    api.readyz.add(
+        "etcd",
+        apiserver::server::healthz::etcd_check(storage.clone()),
+    );
     api.readyz.add(
         "poststarthook/system-namespaces",
         Arc::new(move || {
@@ -358,8 +366,8 @@ async fn main() -> anyhow::Result<()> {
         );
     }
     let api = Arc::new(api);
-    shared::server::run(
-        shared::server::ServerConfig {
+    apiserver::server::run(
+        apiserver::server::ServerConfig {
             name: "kube-core-apiserver",
             serving: &opts.serving,
             default_port: DEFAULT_PORT,
@@ -378,11 +386,11 @@ async fn main() -> anyhow::Result<()> {
 /// The bound token validator, reading service accounts, secrets, pods and
 /// nodes from this server's stores (their watch caches) before etcd.
 fn bound_token_validator(
-    groups: &shared::registry::catalog::Catalog,
-    storage: &shared::storage::EtcdStorage,
+    groups: &apiserver::registry::catalog::Catalog,
+    storage: &apiserver::storage::EtcdStorage,
     prefix: &str,
-) -> shared::authentication::bound_tokens::BoundTokenValidator {
-    use shared::authentication::bound_tokens::{BoundTokenValidator, StoreLookup};
+) -> apiserver::authentication::bound_tokens::BoundTokenValidator {
+    use apiserver::authentication::bound_tokens::{BoundTokenValidator, StoreLookup};
     let mut lookup = StoreLookup::new();
     for resource in ["serviceaccounts", "secrets", "pods", "nodes"] {
         if let Some(store) = groups.lookup("", "v1", resource) {

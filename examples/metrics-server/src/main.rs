@@ -17,15 +17,15 @@ mod proc;
 use std::sync::Arc;
 use std::time::Duration;
 
+use apiserver::apimachinery::errors::{ApiError, GroupResource};
+use apiserver::authentication::UserInfo;
+use apiserver::endpoints::handlers::json_response;
+use apiserver::registry::catalog::Catalog;
+use apiserver::registry::resource::ResourceDef;
+use apiserver::server::handler::ApiServer;
+use apiserver::server::options::{AuthenticationOptions, GenericOptions, SecureServingOptions};
 use clap::Parser;
 use serde_json::{json, Value};
-use shared::apimachinery::errors::{ApiError, GroupResource};
-use shared::authentication::UserInfo;
-use shared::endpoints::handlers::json_response;
-use shared::registry::catalog::Catalog;
-use shared::registry::resource::ResourceDef;
-use shared::server::handler::ApiServer;
-use shared::server::options::{AuthenticationOptions, GenericOptions, SecureServingOptions};
 
 const GROUP: &str = "metrics.k8s.io";
 const VERSION: &str = "v1beta1";
@@ -42,12 +42,12 @@ struct Options {
     #[command(flatten)]
     generic: GenericOptions,
     #[command(flatten)]
-    delegated: shared::server::delegated::DelegatedAuthOptions,
+    delegated: apiserver::server::delegated::DelegatedAuthOptions,
     /// The Node name this machine's metrics are reported under (default: the host name).
     #[arg(long)]
     node_name: Option<String>,
     /// How often /proc is sampled (the metrics window).
-    #[arg(long, default_value = "5s", value_parser = shared::server::options::parse_duration)]
+    #[arg(long, default_value = "5s", value_parser = apiserver::server::options::parse_duration)]
     metric_resolution: Duration,
 }
 
@@ -120,7 +120,7 @@ fn register(groups: &mut Catalog, node: String, usage: proc::NodeUsage) {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    shared::server::init_logging();
+    apiserver::server::init_logging();
     let mut opts = Options::parse();
     opts.delegated
         .lookup_authentication(&mut opts.authentication)
@@ -136,10 +136,10 @@ async fn main() -> anyhow::Result<()> {
     tokio::spawn(usage.clone().run(opts.metric_resolution));
     let mut groups = Catalog::default();
     register(&mut groups, node, usage);
-    let address = shared::server::listen_address(&opts.serving, DEFAULT_PORT).to_string();
+    let address = apiserver::server::listen_address(&opts.serving, DEFAULT_PORT).to_string();
     let api = ApiServer::new(groups, None, address).with_interceptor(Arc::new(openapi::OpenApi));
-    shared::server::run(
-        shared::server::ServerConfig {
+    apiserver::server::run(
+        apiserver::server::ServerConfig {
             name: "example-metrics-server",
             serving: &opts.serving,
             default_port: DEFAULT_PORT,

@@ -4,13 +4,13 @@
 //! its `/openapi/v3` and proxies it here; it merges the v2 one into its own
 //! `/openapi/v2`.
 
+use apiserver::body::{Request, Response};
+use apiserver::endpoints::handlers::json_response;
+use apiserver::request::info::RequestInfo;
+use apiserver::server::handler::Interceptor;
 use futures_util::future::BoxFuture;
 use futures_util::FutureExt;
 use serde_json::{json, Value};
-use shared::body::{Request, Response};
-use shared::endpoints::handlers::json_response;
-use shared::request::info::RequestInfo;
-use shared::server::handler::Interceptor;
 
 /// The path of the document.
 pub const PATH: &str = "/openapi/v3/apis/metrics.k8s.io/v1beta1";

@@ -1,7 +1,7 @@
 //! CRD status conditions (`NamesAccepted`, `Established`, `Terminating`).
 
+use apiserver::apimachinery::meta;
 use serde_json::{json, Value};
-use shared::apimachinery::meta;
 
 /// The condition of `type_`, if set.
 pub fn get<'a>(crd: &'a Value, type_: &str) -> Option<&'a Value> {

@@ -6,9 +6,9 @@ pub mod conditions;
 pub mod strategy;
 pub mod validation;
 
+use apiserver::registry::resource::ResourceDef;
+use apiserver::registry::table::Column;
 use serde_json::Value;
-use shared::registry::resource::ResourceDef;
-use shared::registry::table::Column;
 
 /// The finalizer that makes deleting a CRD delete its instances first.
 pub const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";

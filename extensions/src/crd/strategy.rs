@@ -2,10 +2,10 @@
 //! cleanup finalizer added on delete (upstream's
 //! `registry/customresourcedefinition/strategy.go` and `etcd.go`).
 
+use apiserver::apimachinery::meta;
+use apiserver::apimachinery::validation::FieldError;
+use apiserver::registry::strategy::Strategy;
 use serde_json::{json, Value};
-use shared::apimachinery::meta;
-use shared::apimachinery::validation::FieldError;
-use shared::registry::strategy::Strategy;
 
 use super::{conditions, storage_version, CLEANUP_FINALIZER};
 

@@ -3,10 +3,10 @@
 
 use std::collections::HashSet;
 
+use apiserver::apimachinery::validation::names::{is_dns1035_label, is_dns1123_subdomain};
+use apiserver::apimachinery::validation::{FieldError, FieldPath};
+use apiserver::schema::structural;
 use serde_json::Value;
-use shared::apimachinery::validation::names::{is_dns1035_label, is_dns1123_subdomain};
-use shared::apimachinery::validation::{FieldError, FieldPath};
-use shared::schema::structural;
 
 const PRINTER_COLUMN_TYPES: &[&str] = &["integer", "number", "string", "boolean", "date"];
 
@@ -194,7 +194,7 @@ fn validate_versions(spec: &Value, spec_path: &FieldPath, errs: &mut Vec<FieldEr
             Some(s) => {
                 let sp = p.child("schema").child("openAPIV3Schema");
                 errs.extend(structural::check(s, &sp));
-                errs.extend(shared::schema::cel::compile_errors(s, &sp));
+                errs.extend(apiserver::schema::cel::compile_errors(s, &sp));
                 errs.extend(structural::check_defaults(s, &sp));
             }
         }

@@ -14,13 +14,13 @@
 
 use std::sync::Arc;
 
+use apiserver::admission::{AdmissionPlugin, Attributes, Operation};
+use apiserver::apimachinery::errors::ApiError;
+use apiserver::authorization::{self, Authorizer, Decision};
+use apiserver::request::info::RequestInfo;
 use base64::Engine;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
-use shared::admission::{AdmissionPlugin, Attributes, Operation};
-use shared::apimachinery::errors::ApiError;
-use shared::authorization::{self, Authorizer, Decision};
-use shared::request::info::RequestInfo;
 
 use super::forbidden;
 

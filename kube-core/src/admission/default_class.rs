@@ -7,11 +7,11 @@
 
 use std::sync::Arc;
 
+use apiserver::admission::objects::ObjectReader;
+use apiserver::admission::{AdmissionPlugin, Attributes, Operation};
+use apiserver::apimachinery::errors::ApiError;
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
-use shared::admission::objects::ObjectReader;
-use shared::admission::{AdmissionPlugin, Attributes, Operation};
-use shared::apimachinery::errors::ApiError;
 
 /// The default among `classes`: annotated with one of `annotations` =
 /// `"true"`, newest first, then by name.

@@ -3,10 +3,10 @@
 //! minutes, so its node controller evicts it only after that
 //! (upstream's `plugin/pkg/admission/defaulttolerationseconds`).
 
+use apiserver::admission::{AdmissionPlugin, Attributes};
+use apiserver::apimachinery::errors::ApiError;
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
-use shared::admission::{AdmissionPlugin, Attributes};
-use shared::apimachinery::errors::ApiError;
 
 const NOT_READY: &str = "node.kubernetes.io/not-ready";
 const UNREACHABLE: &str = "node.kubernetes.io/unreachable";

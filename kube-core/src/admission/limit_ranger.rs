@@ -7,12 +7,12 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use apiserver::admission::objects::ObjectReader;
+use apiserver::admission::{AdmissionPlugin, Attributes, Operation};
+use apiserver::apimachinery::errors::ApiError;
+use apiserver::apimachinery::quantity::Quantity;
 use futures_util::future::BoxFuture;
 use serde_json::{json, Map, Value};
-use shared::admission::objects::ObjectReader;
-use shared::admission::{AdmissionPlugin, Attributes, Operation};
-use shared::apimachinery::errors::ApiError;
-use shared::apimachinery::quantity::Quantity;
 
 use super::forbidden;
 
@@ -154,7 +154,7 @@ fn quantity(s: &str) -> Option<Quantity> {
 
 fn canonical(s: &str) -> String {
     quantity(s)
-        .map(|q| q.to_canonical(shared::apimachinery::quantity::is_binary_si(s)))
+        .map(|q| q.to_canonical(apiserver::apimachinery::quantity::is_binary_si(s)))
         .unwrap_or_else(|| s.to_string())
 }
 
@@ -306,7 +306,7 @@ fn pod_totals(spec: &Value, field: &str) -> BTreeMap<String, String> {
             if let Some(q) = quantity(&v) {
                 binary
                     .entry(k.clone())
-                    .or_insert(shared::apimachinery::quantity::is_binary_si(&v));
+                    .or_insert(apiserver::apimachinery::quantity::is_binary_si(&v));
                 let cur = sum.remove(&k).unwrap_or_else(Quantity::zero);
                 sum.insert(k, cur.checked_add(&q).unwrap_or(q));
             }
@@ -317,7 +317,10 @@ fn pod_totals(spec: &Value, field: &str) -> BTreeMap<String, String> {
             if let Some(q) = quantity(&v) {
                 let bigger = sum.get(&k).is_none_or(|cur| q.cmp(cur).is_gt());
                 if bigger {
-                    binary.insert(k.clone(), shared::apimachinery::quantity::is_binary_si(&v));
+                    binary.insert(
+                        k.clone(),
+                        apiserver::apimachinery::quantity::is_binary_si(&v),
+                    );
                     sum.insert(k, q);
                 }
             }

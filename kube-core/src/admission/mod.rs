@@ -2,7 +2,7 @@
 //! built-in kinds, one per file, each under upstream's name. The chain they
 //! form (with NamespaceLifecycle from the library) is chosen by
 //! `--enable-admission-plugins` / `--disable-admission-plugins`; see
-//! [`shared::admission::plugins`].
+//! [`apiserver::admission::plugins`].
 
 pub mod certificates;
 pub mod default_class;
@@ -19,9 +19,9 @@ pub mod storage_protection;
 
 use std::sync::Arc;
 
-use shared::admission::objects::ObjectReader;
-use shared::admission::{AdmissionPlugin, Attributes};
-use shared::apimachinery::errors::ApiError;
+use apiserver::admission::objects::ObjectReader;
+use apiserver::admission::{AdmissionPlugin, Attributes};
+use apiserver::apimachinery::errors::ApiError;
 
 /// The objects kube-core's plugins read, as `(group, version, resource)`.
 pub const READS: &[(&str, &str, &str)] = &[
@@ -69,9 +69,9 @@ impl BuiltInPlugins {
     /// (PodSecurity's defaults and exemptions); a bad one is an error.
     pub fn all(
         &self,
-        namespace_lifecycle: Arc<shared::admission::namespace_lifecycle::NamespaceLifecycle>,
-        authorizer: Arc<dyn shared::authorization::Authorizer>,
-        options: &shared::admission::plugins::AdmissionOptions,
+        namespace_lifecycle: Arc<apiserver::admission::namespace_lifecycle::NamespaceLifecycle>,
+        authorizer: Arc<dyn apiserver::authorization::Authorizer>,
+        options: &apiserver::admission::plugins::AdmissionOptions,
     ) -> Result<Vec<Arc<dyn AdmissionPlugin>>, String> {
         let pod_security = match options.plugin_config("PodSecurity")? {
             Some(c) => pod_security::config::Configuration::from_json(&c)

@@ -24,13 +24,13 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use apiserver::admission::objects::ObjectReader;
+use apiserver::admission::{AdmissionPlugin, Attributes, Operation};
+use apiserver::apimachinery::errors::{ApiError, GroupResource};
+use apiserver::apimachinery::meta;
+use apiserver::authorization::Authorizer;
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value};
-use shared::admission::objects::ObjectReader;
-use shared::admission::{AdmissionPlugin, Attributes, Operation};
-use shared::apimachinery::errors::{ApiError, GroupResource};
-use shared::apimachinery::meta;
-use shared::authorization::Authorizer;
 
 use crate::authorization::node::authorizer::NODE_LEASE_NAMESPACE;
 use crate::authorization::node::node_identity;

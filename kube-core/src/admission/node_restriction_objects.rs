@@ -2,14 +2,14 @@
 //! token requests (the pod they are bound to, the audiences it uses) and
 //! PodCertificateRequests (the node, pod and account they name).
 
+use apiserver::admission::objects::ObjectReader;
+use apiserver::admission::Operation;
+use apiserver::apimachinery::errors::ApiError;
+use apiserver::apimachinery::meta;
+use apiserver::authorization::{self, Decision};
+use apiserver::request::info::RequestInfo;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
-use shared::admission::objects::ObjectReader;
-use shared::admission::Operation;
-use shared::apimachinery::errors::ApiError;
-use shared::apimachinery::meta;
-use shared::authorization::{self, Decision};
-use shared::request::info::RequestInfo;
 
 use super::{plain_error, str_at, NodeRestriction, Request};
 use crate::authorization::node::references::is_mirror_pod;

@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
+use apiserver::admission::Operation;
 use serde_json::{json, Value};
-use shared::admission::Operation;
 
 use super::tests::{call, plugin, pod, Audiences, Call, Fake};
 use super::NodeRestriction;

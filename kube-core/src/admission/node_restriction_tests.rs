@@ -2,10 +2,10 @@
 
 use std::collections::HashMap;
 
+use apiserver::authentication::UserInfo;
+use apiserver::authorization::{decided, Decision, DecisionFuture};
+use apiserver::registry::resource::ResourceDef;
 use serde_json::json;
-use shared::authentication::UserInfo;
-use shared::authorization::{decided, Decision, DecisionFuture};
-use shared::registry::resource::ResourceDef;
 
 use super::*;
 
@@ -45,7 +45,7 @@ pub(super) struct Audiences;
 impl Authorizer for Audiences {
     fn authorize<'a>(
         &'a self,
-        attrs: &'a shared::authorization::Attributes<'a>,
+        attrs: &'a apiserver::authorization::Attributes<'a>,
     ) -> DecisionFuture<'a> {
         let r = attrs.request;
         decided(

@@ -3,10 +3,10 @@
 //! reports Ready and the node lifecycle controller lifts the taint
 //! (upstream's `plugin/pkg/admission/nodetaint`).
 
+use apiserver::admission::{AdmissionPlugin, Attributes, Operation};
+use apiserver::apimachinery::errors::ApiError;
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
-use shared::admission::{AdmissionPlugin, Attributes, Operation};
-use shared::apimachinery::errors::ApiError;
 
 const NOT_READY: &str = "node.kubernetes.io/not-ready";
 

@@ -16,14 +16,14 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use apiserver::admission::objects::ObjectReader;
+use apiserver::admission::{AdmissionPlugin, Attributes, Operation};
+use apiserver::apimachinery::errors::ApiError;
+use apiserver::apimachinery::quantity::{is_binary_si, Quantity};
+use apiserver::registry::resource::Subresource;
+use apiserver::registry::store::{UpdateKind, WriteContext};
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
-use shared::admission::objects::ObjectReader;
-use shared::admission::{AdmissionPlugin, Attributes, Operation};
-use shared::apimachinery::errors::ApiError;
-use shared::apimachinery::quantity::{is_binary_si, Quantity};
-use shared::registry::resource::Subresource;
-use shared::registry::store::{UpdateKind, WriteContext};
 
 use super::forbidden;
 

@@ -6,11 +6,11 @@
 
 use std::sync::Arc;
 
+use apiserver::admission::objects::ObjectReader;
+use apiserver::admission::{AdmissionPlugin, Attributes, Operation};
+use apiserver::apimachinery::errors::ApiError;
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
-use shared::admission::objects::ObjectReader;
-use shared::admission::{AdmissionPlugin, Attributes, Operation};
-use shared::apimachinery::errors::ApiError;
 
 use super::forbidden;
 
@@ -44,7 +44,7 @@ impl RuntimeClass {
 
 /// Quantities compare by value (`1000m` is `1`).
 fn same_resources(a: Option<&Value>, b: Option<&Value>) -> bool {
-    let norm = |v: Option<&Value>| -> Option<Vec<(String, Option<shared::apimachinery::quantity::Quantity>)>> {
+    let norm = |v: Option<&Value>| -> Option<Vec<(String, Option<apiserver::apimachinery::quantity::Quantity>)>> {
         let m = v?.as_object()?;
         let mut out: Vec<_> = m
             .iter()
@@ -52,7 +52,7 @@ fn same_resources(a: Option<&Value>, b: Option<&Value>) -> bool {
                 (
                     k.clone(),
                     q.as_str()
-                        .and_then(|s| shared::apimachinery::quantity::Quantity::parse(s).ok()),
+                        .and_then(|s| apiserver::apimachinery::quantity::Quantity::parse(s).ok()),
                 )
             })
             .collect();

@@ -8,11 +8,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use apiserver::admission::objects::ObjectReader;
+use apiserver::admission::{AdmissionPlugin, Attributes, Operation};
+use apiserver::apimachinery::errors::ApiError;
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
-use shared::admission::objects::ObjectReader;
-use shared::admission::{AdmissionPlugin, Attributes, Operation};
-use shared::apimachinery::errors::ApiError;
 
 use super::forbidden;
 
@@ -181,7 +181,7 @@ fn mount_token(spec: &mut serde_json::Map<String, Value>) {
     let volume_name = existing.clone().unwrap_or_else(|| {
         format!(
             "{VOLUME_PREFIX}{}",
-            shared::registry::store::random_suffix()
+            apiserver::registry::store::random_suffix()
         )
     });
     let mut needs_volume = false;

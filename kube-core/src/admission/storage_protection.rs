@@ -11,12 +11,12 @@
 
 use std::sync::Arc;
 
+use apiserver::admission::objects::ObjectReader;
+use apiserver::admission::{AdmissionPlugin, Attributes, Operation};
+use apiserver::apimachinery::errors::ApiError;
+use apiserver::apimachinery::quantity::Quantity;
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
-use shared::admission::objects::ObjectReader;
-use shared::admission::{AdmissionPlugin, Attributes, Operation};
-use shared::apimachinery::errors::ApiError;
-use shared::apimachinery::quantity::Quantity;
 
 use super::forbidden;
 

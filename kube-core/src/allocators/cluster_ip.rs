@@ -3,9 +3,9 @@
 
 use std::net::IpAddr;
 
+use apiserver::storage::{EtcdStorage, StorageError};
 use bytes::Bytes;
 use serde_json::json;
-use shared::storage::{EtcdStorage, StorageError};
 
 /// A parsed service CIDR (IPv4 or IPv6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -159,7 +159,7 @@ impl ClusterIpAllocator {
             "metadata": {
                 "name": ip.to_string(),
                 "uid": uuid_v4(),
-                "creationTimestamp": shared::apimachinery::meta::now_rfc3339(),
+                "creationTimestamp": apiserver::apimachinery::meta::now_rfc3339(),
                 "labels": {
                     "ipaddress.kubernetes.io/ip-family": self.cidr.family(),
                     "ipaddress.kubernetes.io/managed-by": "ipallocator.k8s.io",

@@ -6,9 +6,9 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use apiserver::registry::catalog::Catalog;
+use apiserver::registry::store::WriteContext;
 use serde_json::json;
-use shared::registry::catalog::Catalog;
-use shared::registry::store::WriteContext;
 
 /// The Service upstream creates, pointing at `target_port`.
 pub fn kubernetes_service(ip: IpAddr, target_port: u16) -> serde_json::Value {

@@ -2,10 +2,10 @@
 //! RangeAllocation object (a bitmap of used ports) at
 //! `/registry/ranges/servicenodeports`, changed only by compare-and-swap.
 
+use apiserver::storage::{EtcdStorage, KeyValue, Retry, StorageError};
 use base64::Engine;
 use bytes::Bytes;
 use serde_json::{json, Value};
-use shared::storage::{EtcdStorage, KeyValue, Retry, StorageError};
 
 /// An inclusive port range (`30000-32767`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -18,8 +18,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::IpAddr;
 use std::time::Duration;
 
+use apiserver::storage::{EtcdStorage, ListRequest};
 use serde_json::Value;
-use shared::storage::{EtcdStorage, ListRequest};
 
 use super::cluster_ip::ClusterIpAllocator;
 use super::node_port::NodePortAllocator;
@@ -88,7 +88,7 @@ impl Repair {
         }
     }
 
-    async fn list(&self, path: &str) -> Result<Vec<shared::storage::KeyValue>, String> {
+    async fn list(&self, path: &str) -> Result<Vec<apiserver::storage::KeyValue>, String> {
         let resp = self
             .storage
             .list(&ListRequest {
@@ -124,7 +124,7 @@ impl Repair {
                 continue;
             };
             recorded.insert(ip);
-            let Ok(obj) = shared::protobuf::decode_from_storage(&kv.value) else {
+            let Ok(obj) = apiserver::protobuf::decode_from_storage(&kv.value) else {
                 continue;
             };
             let managed = obj
@@ -188,7 +188,7 @@ impl Repair {
     async fn in_use(&self) -> Result<InUse, String> {
         let mut out = InUse::default();
         for kv in self.list("services/specs").await? {
-            let Ok(svc) = shared::protobuf::decode_from_storage(&kv.value) else {
+            let Ok(svc) = apiserver::protobuf::decode_from_storage(&kv.value) else {
                 continue;
             };
             let s = |p: &str| {

@@ -4,11 +4,11 @@
 
 use std::net::IpAddr;
 
+use apiserver::apimachinery::errors::ApiError;
+use apiserver::apimachinery::validation::{FieldError, FieldPath};
+use apiserver::registry::strategy::Strategy;
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
-use shared::apimachinery::errors::ApiError;
-use shared::apimachinery::validation::{FieldError, FieldPath};
-use shared::registry::strategy::Strategy;
 
 use super::cluster_ip::{ClusterIpAllocator, IpError};
 use super::node_port::{NodePortAllocator, PortError};

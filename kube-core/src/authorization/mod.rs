@@ -1,5 +1,5 @@
 //! kube-core's own authorizers (the library's RBAC and the simple modes are
-//! in [`shared::authorization`]): the Node authorizer, which needs the pods
+//! in [`apiserver::authorization`]): the Node authorizer, which needs the pods
 //! and volumes only this server holds in memory.
 
 pub mod node;

@@ -8,13 +8,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use apiserver::apimachinery::meta;
+use apiserver::registry::catalog::Catalog;
+use apiserver::registry::resource::Subresource;
+use apiserver::registry::store::{DeleteOptions, ListOptions, Store, UpdateKind, WriteContext};
+use apiserver::registry::watch::WatchOptions;
+use apiserver::storage::{EtcdStorage, ListRequest};
 use serde_json::{json, Value};
-use shared::apimachinery::meta;
-use shared::registry::catalog::Catalog;
-use shared::registry::resource::Subresource;
-use shared::registry::store::{DeleteOptions, ListOptions, Store, UpdateKind, WriteContext};
-use shared::registry::watch::WatchOptions;
-use shared::storage::{EtcdStorage, ListRequest};
 
 /// What the controller reads besides its own stores: the CRDs (to find the
 /// custom resources of a namespace) in the shared etcd.
@@ -22,7 +22,7 @@ use shared::storage::{EtcdStorage, ListRequest};
 pub struct CustomResources {
     storage: EtcdStorage,
     prefix: String,
-    crds: tokio::sync::watch::Receiver<shared::registry::informer::Mirror>,
+    crds: tokio::sync::watch::Receiver<apiserver::registry::informer::Mirror>,
 }
 
 impl CustomResources {
@@ -30,7 +30,7 @@ impl CustomResources {
     pub fn new(storage: EtcdStorage, prefix: &str) -> Self {
         let prefix = prefix.trim_end_matches('/').to_string();
         CustomResources {
-            crds: shared::registry::etcd_mirror::spawn(
+            crds: apiserver::registry::etcd_mirror::spawn(
                 storage.clone(),
                 format!("{prefix}/apiextensions.k8s.io/customresourcedefinitions"),
             ),
@@ -155,7 +155,7 @@ async fn finalize(
     if kinds > 0 {
         return Err(format!("custom resources of {kinds} kinds remain"));
     }
-    let clear: &(dyn Fn(&Value) -> Result<Value, shared::apimachinery::errors::ApiError>
+    let clear: &(dyn Fn(&Value) -> Result<Value, apiserver::apimachinery::errors::ApiError>
           + Send
           + Sync) = &|old: &Value| {
         let mut new = old.clone();

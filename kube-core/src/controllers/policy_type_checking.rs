@@ -11,11 +11,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use apiserver::openapi::OpenApi;
+use apiserver::registry::catalog::Catalog;
+use apiserver::registry::resource::Subresource;
+use apiserver::registry::store::{Store, UpdateKind, WriteContext};
 use serde_json::{json, Value};
-use shared::openapi::OpenApi;
-use shared::registry::catalog::Catalog;
-use shared::registry::resource::Subresource;
-use shared::registry::store::{Store, UpdateKind, WriteContext};
 
 /// Runs forever.
 pub async fn run(groups: Arc<Catalog>, openapi: Arc<OpenApi>) {
@@ -29,8 +29,8 @@ pub async fn run(groups: Arc<Catalog>, openapi: Arc<OpenApi>) {
     else {
         return;
     };
-    let (tx, mut rx) = shared::registry::informer::channel();
-    tokio::spawn(shared::registry::informer::run((*policies).clone(), tx));
+    let (tx, mut rx) = apiserver::registry::informer::channel();
+    tokio::spawn(apiserver::registry::informer::run((*policies).clone(), tx));
     loop {
         let pending: Vec<Value> = rx
             .borrow_and_update()
@@ -154,7 +154,7 @@ async fn check(
     for (field_ref, expr) in expressions(&spec) {
         let mut issues = Vec::new();
         for (gvk, root) in &kinds {
-            let errors = shared::schema::typecheck::check(&expr, root, openapi.components());
+            let errors = apiserver::schema::typecheck::check(&expr, root, openapi.components());
             if !errors.is_empty() {
                 issues.push(format!("{gvk}: {}", errors.join("\n")));
             }
@@ -163,7 +163,7 @@ async fn check(
             warnings.push(json!({"fieldRef": field_ref, "warning": issues.join("\n")}));
         }
     }
-    let name = shared::apimachinery::meta::name(policy).to_string();
+    let name = apiserver::apimachinery::meta::name(policy).to_string();
     let set = move |old: &Value| {
         let mut new = old.clone();
         let status = new

@@ -7,11 +7,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use apiserver::apimachinery::meta;
+use apiserver::registry::catalog::Catalog;
+use apiserver::registry::store::{ListOptions, Store, WriteContext};
+use apiserver::registry::watch::WatchOptions;
 use serde_json::json;
-use shared::apimachinery::meta;
-use shared::registry::catalog::Catalog;
-use shared::registry::store::{ListOptions, Store, WriteContext};
-use shared::registry::watch::WatchOptions;
 
 use crate::admission::service_account::DEFAULT_SERVICE_ACCOUNT;
 

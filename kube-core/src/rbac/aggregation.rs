@@ -7,11 +7,11 @@
 
 use std::time::Duration;
 
+use apiserver::apimachinery::labels::LabelSelector;
+use apiserver::registry::catalog::Catalog;
+use apiserver::registry::informer::Mirror;
+use apiserver::registry::store::{UpdateKind, WriteContext};
 use serde_json::{json, Value};
-use shared::apimachinery::labels::LabelSelector;
-use shared::registry::catalog::Catalog;
-use shared::registry::informer::Mirror;
-use shared::registry::store::{UpdateKind, WriteContext};
 use tokio::sync::watch;
 
 /// The rules `role` should have, if it is aggregated.

@@ -8,14 +8,14 @@
 
 use std::sync::Arc;
 
+use apiserver::admission::{AdmissionPlugin, Attributes, Operation};
+use apiserver::apimachinery::errors::{ApiError, GroupResource};
+use apiserver::authentication::{UserInfo, SYSTEM_MASTERS};
+use apiserver::authorization::rbac::{compact_string, uncovered, PolicyRule, RbacAuthorizer};
+use apiserver::authorization::{self, Authorizer, Decision};
+use apiserver::request::info::RequestInfo;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
-use shared::admission::{AdmissionPlugin, Attributes, Operation};
-use shared::apimachinery::errors::{ApiError, GroupResource};
-use shared::authentication::{UserInfo, SYSTEM_MASTERS};
-use shared::authorization::rbac::{compact_string, uncovered, PolicyRule, RbacAuthorizer};
-use shared::authorization::{self, Authorizer, Decision};
-use shared::request::info::RequestInfo;
 
 const GROUP: &str = "rbac.authorization.k8s.io";
 

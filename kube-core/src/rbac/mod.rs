@@ -11,10 +11,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use shared::authorization::rbac::{RbacAuthorizer, RbacIndex};
-use shared::registry::catalog::Catalog;
-use shared::registry::informer::{self, Mirror};
-use shared::registry::store::WriteContext;
+use apiserver::authorization::rbac::{RbacAuthorizer, RbacIndex};
+use apiserver::registry::catalog::Catalog;
+use apiserver::registry::informer::{self, Mirror};
+use apiserver::registry::store::WriteContext;
 use tokio::sync::watch;
 
 const GROUP: &str = "rbac.authorization.k8s.io";

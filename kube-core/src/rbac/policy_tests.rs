@@ -1,10 +1,10 @@
 //! Tests of the bootstrap policy.
 
 use super::*;
-use shared::authentication::UserInfo;
-use shared::authorization::rbac::RbacIndex;
-use shared::authorization::Decision;
-use shared::request::info::RequestInfo;
+use apiserver::authentication::UserInfo;
+use apiserver::authorization::rbac::RbacIndex;
+use apiserver::authorization::Decision;
+use apiserver::request::info::RequestInfo;
 
 fn index() -> RbacIndex {
     let objs = objects();
@@ -62,7 +62,7 @@ fn authenticated_users_get_discovery_and_self_reviews_only() {
 
 #[test]
 fn every_object_passes_rbac_validation() {
-    use shared::registry::strategy::Strategy;
+    use apiserver::registry::strategy::Strategy;
     for (resource, obj) in objects() {
         let errs = match resource {
             "clusterroles" => crate::resources::rbac::RoleStrategy { cluster: true }.validate(&obj),

@@ -3,10 +3,10 @@
 //! called by the library's webhook plugins; policies are stored, not yet
 //! evaluated).
 
+use apiserver::registry::resource::ResourceDef;
+use apiserver::registry::strategy::SpecStrategy;
+use apiserver::registry::table::{lookup, Column};
 use serde_json::{json, Value};
-use shared::registry::resource::ResourceDef;
-use shared::registry::strategy::SpecStrategy;
-use shared::registry::table::{lookup, Column};
 
 use super::columns::{array_at, str_or};
 use super::webhook_configuration::WebhookConfigurationStrategy;
@@ -43,7 +43,7 @@ pub fn definitions() -> Vec<ResourceDef> {
         .cluster_scoped()
         .categories(&["api-extensions"])
         .with_status()
-        .status_metadata(shared::registry::resource::StatusMetadata::Reset)
+        .status_metadata(apiserver::registry::resource::StatusMetadata::Reset)
         .columns(vec![
             Column::func("Validations", "integer", |o| {
                 json!(array_at(o, "spec.validations").len())

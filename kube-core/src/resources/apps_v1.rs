@@ -1,8 +1,8 @@
 //! `apps/v1`: ControllerRevisions, DaemonSets, Deployments, ReplicaSets, StatefulSets.
 
+use apiserver::registry::resource::ResourceDef;
+use apiserver::registry::table::{lookup, Column};
 use serde_json::{json, Value};
-use shared::registry::resource::ResourceDef;
-use shared::registry::table::{lookup, Column};
 
 use super::columns::{format_labels, int_at, int_col, selector_column, str_or, template_columns};
 use super::workloads::WorkloadStrategy;
@@ -45,7 +45,7 @@ pub fn definitions() -> Vec<ResourceDef> {
             .short_names(&["deploy"])
             .categories(&["all"])
             .with_status()
-            .status_metadata(shared::registry::resource::StatusMetadata::KeepExceptLabels)
+            .status_metadata(apiserver::registry::resource::StatusMetadata::KeepExceptLabels)
             .with_scale()
             .columns(vec![
                 Column::func("Ready", "string", |o| {

@@ -2,12 +2,12 @@
 
 use std::sync::Arc;
 
+use apiserver::apimachinery::errors::ApiError;
+use apiserver::authentication::UserInfo;
+use apiserver::endpoints::handlers::read_body;
+use apiserver::registry::catalog::Catalog;
+use apiserver::registry::resource::ResourceDef;
 use serde_json::json;
-use shared::apimachinery::errors::ApiError;
-use shared::authentication::UserInfo;
-use shared::endpoints::handlers::read_body;
-use shared::registry::catalog::Catalog;
-use shared::registry::resource::ResourceDef;
 
 /// Registers the review resources.
 pub fn register(groups: &mut Catalog) {
@@ -25,7 +25,7 @@ pub fn register(groups: &mut Catalog) {
             Box::pin(async move {
                 if info.verb != "create" || !info.name.is_empty() {
                     return ApiError::method_not_supported(
-                        shared::apimachinery::errors::GroupResource {
+                        apiserver::apimachinery::errors::GroupResource {
                             group: "authentication.k8s.io",
                             resource: "selfsubjectreviews",
                         },
@@ -55,7 +55,7 @@ pub fn register(groups: &mut Catalog) {
                     "metadata": { "creationTimestamp": null },
                     "status": { "userInfo": user_info },
                 });
-                shared::endpoints::handlers::respond_to_object_only(&headers, &uri, 201, &review)
+                apiserver::endpoints::handlers::respond_to_object_only(&headers, &uri, 201, &review)
             })
         }),
     );
@@ -66,7 +66,7 @@ pub fn register(groups: &mut Catalog) {
 /// authentication.
 pub fn register_token_review(
     groups: &mut Catalog,
-    authenticator: Arc<shared::authentication::union::UnionAuthenticator>,
+    authenticator: Arc<apiserver::authentication::union::UnionAuthenticator>,
 ) {
     let def = ResourceDef::new("authentication.k8s.io", "v1", "TokenReview", "tokenreviews")
         .cluster_scoped()
@@ -76,7 +76,7 @@ pub fn register_token_review(
         Arc::new(move |req, info| {
             let authenticator = authenticator.clone();
             Box::pin(async move {
-                let gr = shared::apimachinery::errors::GroupResource {
+                let gr = apiserver::apimachinery::errors::GroupResource {
                     group: "authentication.k8s.io",
                     resource: "tokenreviews",
                 };
@@ -85,7 +85,7 @@ pub fn register_token_review(
                 }
                 let (headers, uri) = (req.headers().clone(), req.uri().clone());
                 let review: serde_json::Value =
-                    match shared::endpoints::handlers::read_object_body(req).await {
+                    match apiserver::endpoints::handlers::read_object_body(req).await {
                         Ok(serde_json::Value::Null) => {
                             return ApiError::bad_request("the body of the request was empty")
                                 .into_response()
@@ -106,7 +106,7 @@ pub fn register_token_review(
                     "spec": spec,
                     "status": status,
                 });
-                shared::endpoints::handlers::respond_to_object_only(&headers, &uri, 201, &out)
+                apiserver::endpoints::handlers::respond_to_object_only(&headers, &uri, 201, &out)
             })
         }),
     );
@@ -114,7 +114,7 @@ pub fn register_token_review(
 
 /// The status of a TokenReview of `token`.
 async fn token_review_status(
-    authenticator: &shared::authentication::union::UnionAuthenticator,
+    authenticator: &apiserver::authentication::union::UnionAuthenticator,
     token: &str,
 ) -> serde_json::Value {
     if token.is_empty() {
@@ -125,7 +125,7 @@ async fn token_review_status(
     };
     let mut headers = http::HeaderMap::new();
     headers.insert(http::header::AUTHORIZATION, value);
-    let req = shared::authentication::AuthRequest {
+    let req = apiserver::authentication::AuthRequest {
         headers: &headers,
         peer_certificates: None,
         path: "/apis/authentication.k8s.io/v1/tokenreviews",

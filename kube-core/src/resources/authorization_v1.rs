@@ -6,16 +6,16 @@
 
 use std::sync::Arc;
 
+use apiserver::apimachinery::errors::{ApiError, GroupResource};
+use apiserver::apimachinery::validation::FieldError;
+use apiserver::authentication::UserInfo;
+use apiserver::authorization::rbac::{review_rules, RbacAuthorizer};
+use apiserver::authorization::{Attributes, Authorizer, Decision};
+use apiserver::endpoints::handlers::{read_object_body, respond_to_object_only};
+use apiserver::registry::catalog::Catalog;
+use apiserver::registry::resource::ResourceDef;
+use apiserver::request::info::RequestInfo;
 use serde_json::{json, Value};
-use shared::apimachinery::errors::{ApiError, GroupResource};
-use shared::apimachinery::validation::FieldError;
-use shared::authentication::UserInfo;
-use shared::authorization::rbac::{review_rules, RbacAuthorizer};
-use shared::authorization::{Attributes, Authorizer, Decision};
-use shared::endpoints::handlers::{read_object_body, respond_to_object_only};
-use shared::registry::catalog::Catalog;
-use shared::registry::resource::ResourceDef;
-use shared::request::info::RequestInfo;
 
 const GROUP: &str = "authorization.k8s.io";
 
@@ -318,7 +318,7 @@ async fn decide(authorizer: &dyn Authorizer, user: &UserInfo, spec: &Value) -> V
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shared::authorization::{decided, DecisionFuture};
+    use apiserver::authorization::{decided, DecisionFuture};
 
     struct OnlyGets;
 

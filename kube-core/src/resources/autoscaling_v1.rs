@@ -15,8 +15,8 @@
 
 use std::sync::Arc;
 
+use apiserver::registry::resource::ResourceDef;
 use serde_json::{json, Map, Value};
-use shared::registry::resource::ResourceDef;
 
 const METRICS: &str = "autoscaling.alpha.kubernetes.io/metrics";
 const CURRENT_METRICS: &str = "autoscaling.alpha.kubernetes.io/current-metrics";

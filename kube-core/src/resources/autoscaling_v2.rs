@@ -2,11 +2,11 @@
 //!
 //! autoscaling/v1 is served from the same storage (`autoscaling_v1.rs`).
 
+use apiserver::apimachinery::validation::{FieldError, FieldPath};
+use apiserver::registry::resource::ResourceDef;
+use apiserver::registry::strategy::Strategy;
+use apiserver::registry::table::{lookup, Column};
 use serde_json::{json, Value};
-use shared::apimachinery::validation::{FieldError, FieldPath};
-use shared::registry::resource::ResourceDef;
-use shared::registry::strategy::Strategy;
-use shared::registry::table::{lookup, Column};
 
 use super::autoscaling_validation::{validate_hpa_spec, validate_hpa_status};
 use super::columns::{array_at, int_at, str_or};

@@ -8,10 +8,10 @@
 //! of `-1` is `spec.metrics[N].resource.target.averageUtilization`, `N`
 //! being the number of other metrics kept in the v1 annotation.
 
+use apiserver::apimachinery::validation::names::{is_dns1123_label, is_valid_path_segment_name};
+use apiserver::apimachinery::validation::object_meta::validate_nonnegative_field;
+use apiserver::apimachinery::validation::{FieldError, FieldPath};
 use serde_json::Value;
-use shared::apimachinery::validation::names::{is_dns1123_label, is_valid_path_segment_name};
-use shared::apimachinery::validation::object_meta::validate_nonnegative_field;
-use shared::apimachinery::validation::{FieldError, FieldPath};
 
 use super::pod_spec::parse_quantity;
 

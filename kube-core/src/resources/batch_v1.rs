@@ -1,8 +1,8 @@
 //! `batch/v1`: CronJobs and Jobs.
 
+use apiserver::registry::resource::ResourceDef;
+use apiserver::registry::table::{human_duration, lookup, Column};
 use serde_json::{json, Value};
-use shared::registry::resource::ResourceDef;
-use shared::registry::table::{human_duration, lookup, Column};
 
 use super::columns::{array_at, format_label_selector, int_at, int_col, names_of, since, str_or};
 use super::workloads::WorkloadStrategy;

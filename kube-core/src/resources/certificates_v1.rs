@@ -1,11 +1,11 @@
 //! `certificates.k8s.io/v1`: CertificateSigningRequests, ClusterTrustBundles
 //! and PodCertificateRequests (both GA in v1.37).
 
+use apiserver::apimachinery::validation::FieldError;
+use apiserver::registry::resource::ResourceDef;
+use apiserver::registry::strategy::Strategy;
+use apiserver::registry::table::{lookup, Column};
 use serde_json::{json, Value};
-use shared::apimachinery::validation::FieldError;
-use shared::registry::resource::ResourceDef;
-use shared::registry::strategy::Strategy;
-use shared::registry::table::{lookup, Column};
 
 use super::columns::{array_at, str_or};
 
@@ -21,7 +21,7 @@ pub fn definitions() -> Vec<ResourceDef> {
         )
         .cluster_scoped()
         // Upstream names signer-linked bundles `<signer with / as :>:<suffix>`.
-        .name_rule(shared::apimachinery::validation::NameRule::PathSegment)
+        .name_rule(apiserver::apimachinery::validation::NameRule::PathSegment)
         .selectable_fields(&["spec.signerName"])
         .columns(vec![Column::path("SignerName", "spec.signerName")])
         .strategy(ClusterTrustBundleStrategy),
@@ -32,7 +32,7 @@ pub fn definitions() -> Vec<ResourceDef> {
             "podcertificaterequests",
         )
         .with_status()
-        .status_metadata(shared::registry::resource::StatusMetadata::Reset)
+        .status_metadata(apiserver::registry::resource::StatusMetadata::Reset)
         .selectable_fields(&["spec.signerName", "spec.podName", "spec.nodeName"])
         .columns(vec![
             Column::path("PodName", "spec.podName"),
@@ -71,7 +71,7 @@ fn csr() -> ResourceDef {
         Column::func("RequestedDuration", "string", |o| {
             json!(
                 match lookup(o, "spec.expirationSeconds").and_then(Value::as_i64) {
-                    Some(s) => shared::registry::table::human_duration(s),
+                    Some(s) => apiserver::registry::table::human_duration(s),
                     None => "<none>".into(),
                 }
             )

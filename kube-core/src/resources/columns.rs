@@ -1,8 +1,8 @@
 //! Cell helpers shared by the built-in Table printers, after upstream's
 //! `pkg/printers/internalversion/printers.go`.
 
+use apiserver::registry::table::{human_duration, lookup, Column};
 use serde_json::{json, Value};
-use shared::registry::table::{human_duration, lookup, Column};
 
 /// The string at `path`, or `default` when absent or empty.
 pub fn str_or(obj: &Value, path: &str, default: &str) -> String {

@@ -2,12 +2,12 @@
 //! `pkg/apis/core/v1/defaults.go`, `pkg/apis/core/validation` and the
 //! per-kind registry strategies.
 
+use apiserver::apimachinery::validation::names::regex_error;
+use apiserver::apimachinery::validation::{FieldError, FieldPath};
+use apiserver::registry::strategy::Strategy;
+use apiserver::registry::table::lookup;
 use base64::Engine;
 use serde_json::{json, Value};
-use shared::apimachinery::validation::names::regex_error;
-use shared::apimachinery::validation::{FieldError, FieldPath};
-use shared::registry::strategy::Strategy;
-use shared::registry::table::lookup;
 
 use super::pod_spec::{
     default_pod_requests, default_pod_spec, validate_pod_spec, validate_pod_spec_update,
@@ -113,7 +113,7 @@ impl Strategy for PodStrategy {
         }
     }
 
-    fn on_read(&self, obj: &mut Value) -> Result<(), shared::apimachinery::errors::ApiError> {
+    fn on_read(&self, obj: &mut Value) -> Result<(), apiserver::apimachinery::errors::ApiError> {
         // Objects written by other servers (or older versions) are defaulted
         // on read, as upstream's decoder does, so updates compare like with like.
         if let Some(spec) = obj.get_mut("spec") {
@@ -209,7 +209,9 @@ const IMMUTABLE_SET: &str = "field is immutable when `immutable` is set";
 pub fn config_key_errors(key: &str) -> Vec<String> {
     let mut out = Vec::new();
     if key.len() > 253 {
-        out.push(shared::apimachinery::validation::names::max_len_error(253));
+        out.push(apiserver::apimachinery::validation::names::max_len_error(
+            253,
+        ));
     }
     if key.is_empty()
         || !key
@@ -542,7 +544,7 @@ impl Strategy for VolumeStrategy {
         if let Value::Object(m) = obj {
             m.insert(
                 "status".into(),
-                json!({"phase": "Pending", "lastPhaseTransitionTime": shared::apimachinery::meta::now_rfc3339()}),
+                json!({"phase": "Pending", "lastPhaseTransitionTime": apiserver::apimachinery::meta::now_rfc3339()}),
             );
         }
     }
@@ -561,7 +563,7 @@ impl Strategy for VolumeStrategy {
             if let Some(Value::Object(st)) = new.get_mut("status") {
                 st.insert(
                     "lastPhaseTransitionTime".into(),
-                    json!(shared::apimachinery::meta::now_rfc3339()),
+                    json!(apiserver::apimachinery::meta::now_rfc3339()),
                 );
             }
         }

@@ -1,9 +1,9 @@
 //! The core group (`/api/v1`).
 
+use apiserver::apimachinery::validation::NameRule;
+use apiserver::registry::resource::{ResourceDef, Subresource};
+use apiserver::registry::table::{lookup, Column};
 use serde_json::{json, Value};
-use shared::apimachinery::validation::NameRule;
-use shared::registry::resource::{ResourceDef, Subresource};
-use shared::registry::table::{lookup, Column};
 
 use super::columns::{array_at, format_labels, int_at, int_col, names_of, since, str_or};
 use super::core_strategies::{ConfigMapStrategy, NamespaceStrategy, PodStrategy, SecretStrategy};
@@ -115,12 +115,12 @@ pub fn definitions() -> Vec<ResourceDef> {
                 })
                 .wide(),
             ])
-            .strategy(shared::registry::strategy::SpecStrategy),
+            .strategy(apiserver::registry::strategy::SpecStrategy),
         ResourceDef::new("", "v1", "Pod", "pods")
             .short_names(&["po"])
             .categories(&["all"])
             .with_status()
-            .status_metadata(shared::registry::resource::StatusMetadata::Reset)
+            .status_metadata(apiserver::registry::resource::StatusMetadata::Reset)
             .with_custom_subresources(super::subresources::pod_subresources(Default::default()))
             .returns_deleted_object()
             .selectable_fields(&[

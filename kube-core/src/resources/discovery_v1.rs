@@ -1,9 +1,9 @@
 //! `discovery.k8s.io/v1`: EndpointSlices, on the generic store. The
 //! aggregator reads them to route to external API servers.
 
+use apiserver::registry::resource::ResourceDef;
+use apiserver::registry::table::Column;
 use serde_json::{json, Value};
-use shared::registry::resource::ResourceDef;
-use shared::registry::table::Column;
 
 /// discovery.k8s.io/v1 declarations.
 pub fn definitions() -> Vec<ResourceDef> {

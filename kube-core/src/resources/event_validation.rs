@@ -12,11 +12,11 @@
 //! ones upstream reports: the internal (core) field names, except that the
 //! reporting controller is `reportingComponent` for core/v1 requests.
 
+use apiserver::apimachinery::validation::names::{is_dns1123_subdomain, is_qualified_name};
+use apiserver::apimachinery::validation::object_meta::validate_immutable_field;
+use apiserver::apimachinery::validation::{FieldError, FieldPath};
+use apiserver::registry::strategy::Strategy;
 use serde_json::{Map, Value};
-use shared::apimachinery::validation::names::{is_dns1123_subdomain, is_qualified_name};
-use shared::apimachinery::validation::object_meta::validate_immutable_field;
-use shared::apimachinery::validation::{FieldError, FieldPath};
-use shared::registry::strategy::Strategy;
 
 /// `ReportingInstanceLengthLimit`, `ActionLengthLimit`, `ReasonLengthLimit`.
 const SHORT_LIMIT: usize = 128;

@@ -13,8 +13,8 @@
 
 use std::sync::Arc;
 
+use apiserver::registry::resource::ResourceDef;
 use serde_json::{Map, Value};
-use shared::registry::resource::ResourceDef;
 
 use super::event_validation::EventStrategy;
 

@@ -1,10 +1,10 @@
 //! `flowcontrol.apiserver.k8s.io/v1`: FlowSchemas and
 //! PriorityLevelConfigurations (API Priority and Fairness objects).
 
+use apiserver::registry::resource::ResourceDef;
+use apiserver::registry::strategy::SpecStrategy;
+use apiserver::registry::table::{lookup, Column};
 use serde_json::{json, Value};
-use shared::registry::resource::ResourceDef;
-use shared::registry::strategy::SpecStrategy;
-use shared::registry::table::{lookup, Column};
 
 use super::columns::{int_at, str_or};
 

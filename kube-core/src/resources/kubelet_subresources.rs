@@ -6,8 +6,8 @@
 
 use std::sync::Arc;
 
-use shared::apimachinery::errors::ApiError;
-use shared::registry::resource::{CustomSubresource, SubresourceCall};
+use apiserver::apimachinery::errors::ApiError;
+use apiserver::registry::resource::{CustomSubresource, SubresourceCall};
 
 /// A pod subresource served by the kubelet.
 pub fn kubelet_subresource(name: &'static str, kind: &'static str) -> CustomSubresource {

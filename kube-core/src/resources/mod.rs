@@ -45,11 +45,11 @@ pub use authentication_v1::register_token_review;
 pub use authorization_v1::register as register_access_reviews;
 use std::sync::Arc;
 
-use shared::admission::AdmissionChain;
-use shared::registry::catalog::Catalog;
-use shared::registry::resource::ResourceDef;
-use shared::registry::store::Store;
-use shared::storage::EtcdStorage;
+use apiserver::admission::AdmissionChain;
+use apiserver::registry::catalog::Catalog;
+use apiserver::registry::resource::ResourceDef;
+use apiserver::registry::store::Store;
+use apiserver::storage::EtcdStorage;
 
 pub use services::ServiceStrategy;
 
@@ -126,7 +126,7 @@ fn declared() -> Vec<ResourceDef> {
 
 /// How `serviceaccounts/<name>/token` signs tokens.
 pub struct TokenIssuing {
-    pub signer: Arc<shared::authentication::service_account::TokenSigner>,
+    pub signer: Arc<apiserver::authentication::service_account::TokenSigner>,
     /// Audiences of tokens that ask for none (`--api-audiences`).
     pub audiences: Vec<String>,
 }
@@ -139,7 +139,7 @@ pub fn build(
     admission: &AdmissionChain,
     services: crate::allocators::AllocatingServiceStrategy,
     tokens: Option<TokenIssuing>,
-) -> (Catalog, Arc<shared::openapi::OpenApi>) {
+) -> (Catalog, Arc<apiserver::openapi::OpenApi>) {
     let mut groups = Catalog::default();
     let mut services = Some(services);
     let budgets = subresources::DisruptionBudgets::default();
@@ -150,13 +150,13 @@ pub fn build(
         let (g, v, k) = (def.group.clone(), def.version.clone(), def.kind.clone());
         def = def.with_unknown_fields(Arc::new(move |obj| checker.unknown_fields(&g, &v, &k, obj)));
         if let Some(root) = spec.schema_ref(&def.group, &def.version, &def.kind) {
-            def = def.with_field_types(Arc::new(shared::fieldmanager::typeinfo::OpenApiTypes {
+            def = def.with_field_types(Arc::new(apiserver::fieldmanager::typeinfo::OpenApiTypes {
                 root: root.clone(),
                 components: spec.components().clone(),
             }));
             let smp = spec.clone();
             def = def.with_strategic_merge(Arc::new(move |old, patch| {
-                shared::endpoints::handlers::strategic_merge::apply(
+                apiserver::endpoints::handlers::strategic_merge::apply(
                     old,
                     patch,
                     &root,

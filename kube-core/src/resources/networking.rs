@@ -1,8 +1,8 @@
 //! Ingress validation, after upstream's `pkg/apis/networking/validation`.
 
+use apiserver::apimachinery::validation::{FieldError, FieldPath};
+use apiserver::registry::strategy::Strategy;
 use serde_json::{json, Value};
-use shared::apimachinery::validation::{FieldError, FieldPath};
-use shared::registry::strategy::Strategy;
 
 /// Ingresses: rules or a default backend; paths absolute with a `pathType`;
 /// backends name a service with a port, or a resource.
@@ -28,7 +28,7 @@ fn validate_backend(b: &Value, p: &FieldPath, errs: &mut Vec<FieldError>) {
             if name.is_empty() {
                 errs.push(FieldError::required(sp.child("name"), ""));
             } else {
-                for msg in shared::apimachinery::validation::names::is_dns1035_label(name) {
+                for msg in apiserver::apimachinery::validation::names::is_dns1035_label(name) {
                     errs.push(FieldError::invalid(sp.child("name"), json!(name), msg));
                 }
             }
@@ -88,7 +88,7 @@ impl Strategy for IngressStrategy {
             let host = rule.get("host").and_then(Value::as_str).unwrap_or("");
             if !host.is_empty() {
                 let check = host.strip_prefix("*.").unwrap_or(host);
-                for msg in shared::apimachinery::validation::names::is_dns1123_subdomain(check) {
+                for msg in apiserver::apimachinery::validation::names::is_dns1123_subdomain(check) {
                     errs.push(FieldError::invalid(rp.child("host"), json!(host), msg));
                 }
             }

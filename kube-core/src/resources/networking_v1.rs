@@ -1,10 +1,10 @@
 //! `networking.k8s.io/v1`: Ingresses, IngressClasses, NetworkPolicies,
 //! IPAddresses and ServiceCIDRs.
 
+use apiserver::registry::resource::ResourceDef;
+use apiserver::registry::strategy::SpecStrategy;
+use apiserver::registry::table::{lookup, Column};
 use serde_json::{json, Value};
-use shared::registry::resource::ResourceDef;
-use shared::registry::strategy::SpecStrategy;
-use shared::registry::table::{lookup, Column};
 
 use super::columns::{array_at, format_label_selector, str_or};
 use super::networking::IngressStrategy;
@@ -70,7 +70,7 @@ pub fn definitions() -> Vec<ResourceDef> {
         ResourceDef::new(G, "v1", "ServiceCIDR", "servicecidrs")
             .cluster_scoped()
             .with_status()
-            .status_metadata(shared::registry::resource::StatusMetadata::Reset)
+            .status_metadata(apiserver::registry::resource::StatusMetadata::Reset)
             .columns(vec![
                 Column::func("CIDRs", "string", |o| {
                     json!(array_at(o, "spec.cidrs")

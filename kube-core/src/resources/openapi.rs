@@ -4,11 +4,11 @@
 
 use std::sync::Arc;
 
+use apiserver::openapi::{KindSchema, OpenApi};
+use apiserver::registry::resource::ResourceDef;
 use schemars::generate::SchemaSettings;
 use schemars::SchemaGenerator;
 use serde_json::{json, Map, Value};
-use shared::openapi::{KindSchema, OpenApi};
-use shared::registry::resource::ResourceDef;
 
 /// Adds the schema of `T` to the generator; returns its component name.
 fn add<T: schemars::JsonSchema>(gen: &mut SchemaGenerator) -> String {

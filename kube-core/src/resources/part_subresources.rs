@@ -5,9 +5,9 @@
 
 use std::sync::Arc;
 
+use apiserver::apimachinery::errors::{ApiError, GroupResource};
+use apiserver::registry::resource::{CustomSubresource, SubresourceCall};
 use serde_json::{json, Value};
-use shared::apimachinery::errors::{ApiError, GroupResource};
-use shared::registry::resource::{CustomSubresource, SubresourceCall};
 
 /// A tiny RFC 7386 JSON merge patch.
 fn merge_patch(target: &mut Value, patch: &Value) {

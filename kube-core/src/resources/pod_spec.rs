@@ -3,9 +3,9 @@
 //! replication controllers), after upstream's `pkg/apis/core/v1/defaults.go`
 //! and `pkg/apis/core/validation/validation.go`.
 
+use apiserver::apimachinery::validation::names::is_dns1123_label;
+use apiserver::apimachinery::validation::{FieldError, FieldPath};
 use serde_json::{json, Map, Value};
-use shared::apimachinery::validation::names::is_dns1123_label;
-use shared::apimachinery::validation::{FieldError, FieldPath};
 
 /// Upstream's `SetDefaults_PodSpec` and container defaults, on the object at
 /// `spec` (a pod's `spec` or a template's `spec.template.spec`).
@@ -294,7 +294,7 @@ pub fn validate_pod_spec(spec: &Value, path: &FieldPath) -> Vec<FieldError> {
     }
     if let Some(node_selector) = s.get("nodeSelector") {
         errs.extend(
-            shared::apimachinery::validation::object_meta::validate_labels(
+            apiserver::apimachinery::validation::object_meta::validate_labels(
                 node_selector,
                 &path.child("nodeSelector"),
             ),
@@ -302,7 +302,7 @@ pub fn validate_pod_spec(spec: &Value, path: &FieldPath) -> Vec<FieldError> {
     }
     let sa = str_field(spec, "serviceAccountName");
     if !sa.is_empty() {
-        for msg in shared::apimachinery::validation::names::name_is_dns_subdomain(sa, false) {
+        for msg in apiserver::apimachinery::validation::names::name_is_dns_subdomain(sa, false) {
             errs.push(FieldError::invalid(
                 path.child("serviceAccountName"),
                 json!(sa),
@@ -631,7 +631,7 @@ pub fn validate_template_metadata(template: &Value, path: &FieldPath) -> Vec<Fie
     let mut errs = Vec::new();
     if let Some(labels) = template.pointer("/metadata/labels") {
         errs.extend(
-            shared::apimachinery::validation::object_meta::validate_labels(
+            apiserver::apimachinery::validation::object_meta::validate_labels(
                 labels,
                 &path.child("metadata").child("labels"),
             ),
@@ -639,7 +639,7 @@ pub fn validate_template_metadata(template: &Value, path: &FieldPath) -> Vec<Fie
     }
     if let Some(ann) = template.pointer("/metadata/annotations") {
         errs.extend(
-            shared::apimachinery::validation::object_meta::validate_annotations(
+            apiserver::apimachinery::validation::object_meta::validate_annotations(
                 ann,
                 &path.child("metadata").child("annotations"),
             ),

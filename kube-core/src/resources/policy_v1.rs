@@ -1,9 +1,9 @@
 //! `policy/v1`: PodDisruptionBudgets.
 
+use apiserver::registry::resource::ResourceDef;
+use apiserver::registry::strategy::SpecStrategy;
+use apiserver::registry::table::{lookup, Column};
 use serde_json::{json, Value};
-use shared::registry::resource::ResourceDef;
-use shared::registry::strategy::SpecStrategy;
-use shared::registry::table::{lookup, Column};
 
 use super::columns::int_at;
 

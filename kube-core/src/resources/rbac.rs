@@ -1,8 +1,8 @@
 //! RBAC validation, after upstream's `pkg/apis/rbac/validation`.
 
+use apiserver::apimachinery::validation::{FieldError, FieldPath};
+use apiserver::registry::strategy::Strategy;
 use serde_json::{json, Value};
-use shared::apimachinery::validation::{FieldError, FieldPath};
-use shared::registry::strategy::Strategy;
 
 const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
 
@@ -121,7 +121,7 @@ impl Strategy for BindingStrategy {
             errs.push(FieldError::required(rp.child("name"), ""));
         } else {
             for msg in
-                shared::apimachinery::validation::names::validate_path_segment_name(name, false)
+                apiserver::apimachinery::validation::names::validate_path_segment_name(name, false)
             {
                 errs.push(FieldError::invalid(rp.child("name"), json!(name), msg));
             }
@@ -150,7 +150,7 @@ impl Strategy for BindingStrategy {
                         ));
                     }
                     if !sname.is_empty() {
-                        for msg in shared::apimachinery::validation::names::name_is_dns_subdomain(
+                        for msg in apiserver::apimachinery::validation::names::name_is_dns_subdomain(
                             sname, false,
                         ) {
                             errs.push(FieldError::invalid(p.child("name"), json!(sname), msg));

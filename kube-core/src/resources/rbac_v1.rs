@@ -1,8 +1,8 @@
 //! `rbac.authorization.k8s.io/v1`: Roles, ClusterRoles and their bindings.
 
+use apiserver::registry::resource::ResourceDef;
+use apiserver::registry::table::Column;
 use serde_json::{json, Value};
-use shared::registry::resource::ResourceDef;
-use shared::registry::table::Column;
 
 use super::columns::{array_at, str_or};
 use super::rbac::{BindingStrategy, RoleStrategy};
@@ -14,19 +14,19 @@ pub fn definitions() -> Vec<ResourceDef> {
     vec![
         ResourceDef::new(G, "v1", "ClusterRoleBinding", "clusterrolebindings")
             .cluster_scoped()
-            .name_rule(shared::apimachinery::validation::NameRule::PathSegment)
+            .name_rule(apiserver::apimachinery::validation::NameRule::PathSegment)
             .columns(binding_columns())
             .strategy(BindingStrategy { cluster: true }),
         ResourceDef::new(G, "v1", "ClusterRole", "clusterroles")
             .cluster_scoped()
-            .name_rule(shared::apimachinery::validation::NameRule::PathSegment)
+            .name_rule(apiserver::apimachinery::validation::NameRule::PathSegment)
             .strategy(RoleStrategy { cluster: true }),
         ResourceDef::new(G, "v1", "RoleBinding", "rolebindings")
-            .name_rule(shared::apimachinery::validation::NameRule::PathSegment)
+            .name_rule(apiserver::apimachinery::validation::NameRule::PathSegment)
             .columns(binding_columns())
             .strategy(BindingStrategy { cluster: false }),
         ResourceDef::new(G, "v1", "Role", "roles")
-            .name_rule(shared::apimachinery::validation::NameRule::PathSegment)
+            .name_rule(apiserver::apimachinery::validation::NameRule::PathSegment)
             .strategy(RoleStrategy { cluster: false }),
     ]
 }

@@ -3,11 +3,11 @@
 //! The scheduler's and controller manager's informers need them served
 //! before they start; allocation itself is the scheduler's work.
 
+use apiserver::apimachinery::validation::FieldError;
+use apiserver::registry::resource::ResourceDef;
+use apiserver::registry::strategy::{SpecStrategy, Strategy};
+use apiserver::registry::table::{lookup, Column};
 use serde_json::{json, Value};
-use shared::apimachinery::validation::FieldError;
-use shared::registry::resource::ResourceDef;
-use shared::registry::strategy::{SpecStrategy, Strategy};
-use shared::registry::table::{lookup, Column};
 
 use super::columns::{array_at, str_or};
 
@@ -22,7 +22,7 @@ pub fn definitions() -> Vec<ResourceDef> {
             .strategy(SpecStrategy),
         ResourceDef::new(G, "v1", "ResourceClaim", "resourceclaims")
             .with_status()
-            .status_metadata(shared::registry::resource::StatusMetadata::Reset)
+            .status_metadata(apiserver::registry::resource::StatusMetadata::Reset)
             .columns(vec![
                 Column::func("State", "string", |o| json!(resource_claim_state(o))),
                 Column::age(),
@@ -44,7 +44,7 @@ pub fn definitions() -> Vec<ResourceDef> {
         ResourceDef::new(G, "v1", "DeviceTaintRule", "devicetaintrules")
             .cluster_scoped()
             .with_status()
-            .status_metadata(shared::registry::resource::StatusMetadata::Reset)
+            .status_metadata(apiserver::registry::resource::StatusMetadata::Reset)
             .columns(vec![Column::age()])
             .strategy(SpecStrategy),
     ]

@@ -1,10 +1,10 @@
 //! `scheduling.k8s.io/v1`: PriorityClasses.
 
+use apiserver::apimachinery::validation::FieldError;
+use apiserver::registry::resource::ResourceDef;
+use apiserver::registry::strategy::Strategy;
+use apiserver::registry::table::{lookup, Column};
 use serde_json::{json, Value};
-use shared::apimachinery::validation::FieldError;
-use shared::registry::resource::ResourceDef;
-use shared::registry::strategy::Strategy;
-use shared::registry::table::{lookup, Column};
 
 use super::columns::{int_at, str_or};
 

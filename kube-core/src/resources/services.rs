@@ -2,10 +2,10 @@
 //! `pkg/apis/core/v1/defaults.go` (`SetDefaults_Service`) and
 //! `ValidateService` / `ValidateServiceUpdate`.
 
+use apiserver::apimachinery::validation::names::is_dns1123_label;
+use apiserver::apimachinery::validation::{FieldError, FieldPath};
+use apiserver::registry::strategy::Strategy;
 use serde_json::{json, Value};
-use shared::apimachinery::validation::names::is_dns1123_label;
-use shared::apimachinery::validation::{FieldError, FieldPath};
-use shared::registry::strategy::Strategy;
 
 use super::pod_spec::iana_svc_name;
 
@@ -338,7 +338,7 @@ impl Strategy for ServiceStrategy {
         }
         if let Some(sel) = spec.get("selector") {
             errs.extend(
-                shared::apimachinery::validation::object_meta::validate_labels(
+                apiserver::apimachinery::validation::object_meta::validate_labels(
                     sel,
                     &sp.child("selector"),
                 ),

@@ -1,11 +1,11 @@
 //! `storage.k8s.io/v1`: CSIDrivers, CSINodes, CSIStorageCapacities,
 //! StorageClasses, VolumeAttachments, VolumeAttributesClasses.
 
+use apiserver::apimachinery::validation::FieldError;
+use apiserver::registry::resource::ResourceDef;
+use apiserver::registry::strategy::Strategy;
+use apiserver::registry::table::{lookup, Column};
 use serde_json::{json, Value};
-use shared::apimachinery::validation::FieldError;
-use shared::registry::resource::ResourceDef;
-use shared::registry::strategy::Strategy;
-use shared::registry::table::{lookup, Column};
 
 use super::columns::{array_at, str_or};
 
@@ -96,7 +96,7 @@ pub fn definitions() -> Vec<ResourceDef> {
         ResourceDef::new(G, "v1", "VolumeAttachment", "volumeattachments")
             .cluster_scoped()
             .with_status()
-            .status_metadata(shared::registry::resource::StatusMetadata::Reset)
+            .status_metadata(apiserver::registry::resource::StatusMetadata::Reset)
             .columns(vec![
                 Column::path("Attacher", "spec.attacher"),
                 Column::path("PV", "spec.source.persistentVolumeName"),

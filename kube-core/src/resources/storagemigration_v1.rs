@@ -2,10 +2,10 @@
 //! which ask the storage version migrator to rewrite every object of a
 //! resource in its current storage version.
 
+use apiserver::registry::resource::ResourceDef;
+use apiserver::registry::strategy::SpecStrategy;
+use apiserver::registry::table::{lookup, Column};
 use serde_json::{json, Value};
-use shared::registry::resource::ResourceDef;
-use shared::registry::strategy::SpecStrategy;
-use shared::registry::table::{lookup, Column};
 
 use super::columns::{array_at, str_or};
 
@@ -19,7 +19,7 @@ pub fn definitions() -> Vec<ResourceDef> {
     )
     .cluster_scoped()
     .with_status()
-    .status_metadata(shared::registry::resource::StatusMetadata::Reset)
+    .status_metadata(apiserver::registry::resource::StatusMetadata::Reset)
     .columns(vec![
         Column::func("Resource", "string", |o| {
             json!(match lookup(o, "spec.resource") {

@@ -6,10 +6,10 @@
 
 use std::sync::Arc;
 
+use apiserver::apimachinery::errors::{ApiError, GroupResource};
+use apiserver::registry::resource::{CustomSubresource, SubresourceCall, SubresourceResult};
+use apiserver::registry::store::{DeleteOptions, Store};
 use serde_json::{json, Value};
-use shared::apimachinery::errors::{ApiError, GroupResource};
-use shared::registry::resource::{CustomSubresource, SubresourceCall, SubresourceResult};
-use shared::registry::store::{DeleteOptions, Store};
 
 /// The PodDisruptionBudget store that eviction consults. The pod's
 /// declaration is made before any store exists, so [`super::build`] hands
@@ -23,7 +23,7 @@ fn refuse_eviction(cause: String) -> ApiError {
         10,
     );
     if let Some(d) = e.details.as_mut() {
-        d.causes.push(shared::apimachinery::errors::StatusCause {
+        d.causes.push(apiserver::apimachinery::errors::StatusCause {
             reason: "DisruptionBudget".into(),
             message: cause,
             field: String::new(),
@@ -125,7 +125,7 @@ async fn check_disruption_budget(
             "The disruption budget {pdb_name} needs {desired} healthy pods and has {current} currently"
         )));
     }
-    let now = shared::apimachinery::meta::now_rfc3339();
+    let now = apiserver::apimachinery::meta::now_rfc3339();
     pdbs.guaranteed_update(namespace, &pdb_name, dry_run, |p| {
         let allowed = p
             .pointer("/status/disruptionsAllowed")
@@ -171,7 +171,7 @@ pub async fn bind(
         .and_then(Value::as_str)
         .unwrap_or("");
     if node.is_empty() {
-        let err = shared::apimachinery::validation::FieldError::required("target.name", "");
+        let err = apiserver::apimachinery::validation::FieldError::required("target.name", "");
         return Err(ApiError::invalid("", "Binding", name, &[err]));
     }
     let kind = binding
@@ -179,7 +179,7 @@ pub async fn bind(
         .and_then(Value::as_str)
         .unwrap_or("");
     if !kind.is_empty() && kind != "Node" {
-        let err = shared::apimachinery::validation::FieldError::not_supported(
+        let err = apiserver::apimachinery::validation::FieldError::not_supported(
             "target.kind",
             json!(kind),
             &["Node"],
@@ -188,7 +188,7 @@ pub async fn bind(
     }
     let annotations = binding.pointer("/metadata/annotations").cloned();
     store.guaranteed_update(namespace, name, dry_run, |pod| {
-        if shared::apimachinery::meta::is_deleting(pod) {
+        if apiserver::apimachinery::meta::is_deleting(pod) {
             return Err(ApiError::conflict(
                 gr,
                 name,
@@ -207,7 +207,7 @@ pub async fn bind(
             spec.insert("nodeName".into(), json!(node));
         }
         if let Some(Value::Object(add)) = &annotations {
-            let meta = shared::apimachinery::meta::meta_mut(pod);
+            let meta = apiserver::apimachinery::meta::meta_mut(pod);
             let ann = meta.entry("annotations").or_insert_with(|| json!({}));
             if let Value::Object(a) = ann {
                 for (k, v) in add {
@@ -215,7 +215,7 @@ pub async fn bind(
                 }
             }
         }
-        let now = shared::apimachinery::meta::now_rfc3339();
+        let now = apiserver::apimachinery::meta::now_rfc3339();
         let status = pod
             .as_object_mut()
             .map(|m| m.entry("status").or_insert_with(|| json!({})));
@@ -336,11 +336,11 @@ pub fn pod_subresources(budgets: DisruptionBudgets) -> Vec<CustomSubresource> {
 
 /// The `bindings` resource (`POST /api/v1/namespaces/<ns>/bindings`),
 /// which binds the pod named by the Binding.
-pub fn register_bindings(groups: &mut shared::registry::catalog::Catalog) {
+pub fn register_bindings(groups: &mut apiserver::registry::catalog::Catalog) {
     let Some(pods) = groups.lookup("", "v1", "pods").cloned() else {
         return;
     };
-    let def = shared::registry::resource::ResourceDef::new("", "v1", "Binding", "bindings")
+    let def = apiserver::registry::resource::ResourceDef::new("", "v1", "Binding", "bindings")
         .verbs(&["create"]);
     groups.add_handler(
         def,
@@ -354,14 +354,14 @@ pub fn register_bindings(groups: &mut shared::registry::catalog::Catalog) {
                 if info.verb != "create" || !info.name.is_empty() || info.namespace.is_empty() {
                     return ApiError::method_not_supported(gr, &info.verb).into_response();
                 }
-                let dry_run = shared::endpoints::handlers::Query::from_uri(req.uri())
+                let dry_run = apiserver::endpoints::handlers::Query::from_uri(req.uri())
                     .dry_run("CreateOptions");
                 let dry_run = match dry_run {
                     Ok(d) => d,
                     Err(e) => return e.into_response(),
                 };
                 let (headers, uri) = (req.headers().clone(), req.uri().clone());
-                let binding = match shared::endpoints::handlers::read_object_body(req).await {
+                let binding = match apiserver::endpoints::handlers::read_object_body(req).await {
                     Ok(Value::Null) => {
                         return ApiError::bad_request("the body of the request was empty")
                             .into_response()
@@ -375,7 +375,7 @@ pub fn register_bindings(groups: &mut shared::registry::catalog::Catalog) {
                     .unwrap_or("")
                     .to_string();
                 if name.is_empty() {
-                    let err = shared::apimachinery::validation::FieldError::required(
+                    let err = apiserver::apimachinery::validation::FieldError::required(
                         "metadata.name",
                         "name or generateName is required",
                     );
@@ -383,7 +383,7 @@ pub fn register_bindings(groups: &mut shared::registry::catalog::Catalog) {
                 }
                 match bind(&pods, &info.namespace, &name, &binding, dry_run).await {
                     Ok((code, v)) => {
-                        shared::endpoints::handlers::respond_to(&headers, &uri, code, &v)
+                        apiserver::endpoints::handlers::respond_to(&headers, &uri, code, &v)
                     }
                     Err(e) => e.into_response(),
                 }
@@ -395,7 +395,7 @@ pub fn register_bindings(groups: &mut shared::registry::catalog::Catalog) {
 /// `serviceaccounts/<name>/token` (TokenRequest): a signed JWT for the
 /// service account, accepted by the service account token authenticator.
 pub fn token_subresource(
-    signer: Arc<shared::authentication::service_account::TokenSigner>,
+    signer: Arc<apiserver::authentication::service_account::TokenSigner>,
     audiences: Vec<String>,
 ) -> CustomSubresource {
     CustomSubresource {
@@ -425,7 +425,7 @@ pub fn token_subresource(
                     .unwrap_or(3600);
                 let path = "spec.expirationSeconds";
                 if exp_secs < 600 {
-                    let err = shared::apimachinery::validation::FieldError::invalid(
+                    let err = apiserver::apimachinery::validation::FieldError::invalid(
                         path,
                         json!(exp_secs),
                         "may not specify a duration less than 10 minutes",
@@ -438,7 +438,7 @@ pub fn token_subresource(
                     ));
                 }
                 if exp_secs > 1 << 32 {
-                    let err = shared::apimachinery::validation::FieldError::invalid(
+                    let err = apiserver::apimachinery::validation::FieldError::invalid(
                         path,
                         json!(exp_secs),
                         "may not specify a duration larger than 2^32 seconds",
@@ -470,11 +470,12 @@ pub fn token_subresource(
                         "Secret" => "secret",
                         "Node" => "node",
                         other => {
-                            let err = shared::apimachinery::validation::FieldError::not_supported(
-                                "spec.boundObjectRef.kind",
-                                json!(other),
-                                &["Node", "Pod", "Secret"],
-                            );
+                            let err =
+                                apiserver::apimachinery::validation::FieldError::not_supported(
+                                    "spec.boundObjectRef.kind",
+                                    json!(other),
+                                    &["Node", "Pod", "Secret"],
+                                );
                             return Err(ApiError::invalid(
                                 "authentication.k8s.io",
                                 "TokenRequest",
@@ -488,7 +489,7 @@ pub fn token_subresource(
                     let claimed = bound.get("uid").and_then(Value::as_str).unwrap_or("");
                     if !claimed.is_empty() && claimed != uid {
                         return Err(ApiError::conflict(
-                            shared::apimachinery::errors::GroupResource {
+                            apiserver::apimachinery::errors::GroupResource {
                                 group: "",
                                 resource: kind,
                             },
@@ -553,7 +554,7 @@ async fn bound_object_uid(
     };
     let not_found = || {
         ApiError::not_found(
-            shared::apimachinery::errors::GroupResource {
+            apiserver::apimachinery::errors::GroupResource {
                 group: "",
                 resource,
             },
@@ -568,9 +569,9 @@ async fn bound_object_uid(
         .storage()
         .get(&key)
         .await
-        .map_err(shared::registry::store::storage_error)?
+        .map_err(apiserver::registry::store::storage_error)?
         .ok_or_else(not_found)?;
-    let obj = shared::protobuf::decode_from_storage(&kv.value).map_err(ApiError::internal)?;
+    let obj = apiserver::protobuf::decode_from_storage(&kv.value).map_err(ApiError::internal)?;
     if kind == "Pod" {
         let sa = obj
             .pointer("/spec/serviceAccountName")

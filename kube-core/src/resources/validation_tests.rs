@@ -3,9 +3,9 @@
 //! paths. Objects go through the same steps as a create in the store
 //! (defaults, then metadata and kind validation).
 
+use apiserver::apimachinery::validation::{validate_object_meta, FieldPath};
+use apiserver::registry::resource::ResourceDef;
 use serde_json::{json, Value};
-use shared::apimachinery::validation::{validate_object_meta, FieldPath};
-use shared::registry::resource::ResourceDef;
 
 fn def(group: &str, resource: &str) -> ResourceDef {
     super::definitions()

@@ -3,8 +3,8 @@
 //! and events.k8s.io/v1): each case names the version it is sent to and the
 //! field path and message upstream reports.
 
+use apiserver::registry::resource::ResourceDef;
 use serde_json::{json, Value};
-use shared::registry::resource::ResourceDef;
 
 fn def(group: &str, version: &str, resource: &str) -> ResourceDef {
     super::definitions()

@@ -6,11 +6,11 @@
 
 use std::collections::HashSet;
 
+use apiserver::apimachinery::validation::names::{is_dns1123_subdomain, is_qualified_name};
+use apiserver::apimachinery::validation::{FieldError, FieldPath};
+use apiserver::cel::expression::Expression;
+use apiserver::registry::strategy::Strategy;
 use serde_json::{json, Value};
-use shared::apimachinery::validation::names::{is_dns1123_subdomain, is_qualified_name};
-use shared::apimachinery::validation::{FieldError, FieldPath};
-use shared::cel::expression::Expression;
-use shared::registry::strategy::Strategy;
 
 /// The strategy; `mutating` adds the mutating-only fields.
 pub struct WebhookConfigurationStrategy {

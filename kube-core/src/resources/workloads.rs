@@ -2,10 +2,10 @@
 //! after upstream's `pkg/apis/{apps,batch}/v1/defaults.go` and
 //! `pkg/apis/{apps,batch}/validation`.
 
+use apiserver::apimachinery::validation::object_meta::validate_immutable_field;
+use apiserver::apimachinery::validation::{validate_label_selector, FieldError, FieldPath};
+use apiserver::registry::strategy::Strategy;
 use serde_json::{json, Map, Value};
-use shared::apimachinery::validation::object_meta::validate_immutable_field;
-use shared::apimachinery::validation::{validate_label_selector, FieldError, FieldPath};
-use shared::registry::strategy::Strategy;
 
 use super::pod_spec::{default_pod_spec, validate_pod_spec, validate_template_metadata};
 
@@ -146,7 +146,7 @@ impl Strategy for WorkloadStrategy {
                     errs.push(FieldError::required(path.child("selector"), ""));
                 } else {
                     errs.extend(
-                        shared::apimachinery::validation::object_meta::validate_labels(
+                        apiserver::apimachinery::validation::object_meta::validate_labels(
                             &sel,
                             &path.child("selector"),
                         ),

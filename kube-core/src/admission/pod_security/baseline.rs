@@ -3,7 +3,7 @@
 //! hostPath volumes, host ports, probe and lifecycle hosts, privileged,
 //! procMount, SELinux, seccomp, sysctls and Windows HostProcess.
 
-use shared::apimachinery::validation::go_quote;
+use apiserver::apimachinery::validation::go_quote;
 
 use super::evaluator::{Check, CheckFn, VersionedCheck, Violation};
 use super::policy::Level;

@@ -133,7 +133,7 @@ impl Configuration {
         .collect();
         Some(format!(
             "namespace {} is exempt from Pod Security, and the policy ({}) will be ignored",
-            shared::apimachinery::validation::go_quote(namespace),
+            apiserver::apimachinery::validation::go_quote(namespace),
             parts.join(", ")
         ))
     }

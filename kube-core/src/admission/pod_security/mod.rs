@@ -31,12 +31,12 @@ pub mod spec;
 
 use std::sync::Arc;
 
+use apiserver::admission::objects::ObjectReader;
+use apiserver::admission::{AdmissionPlugin, Attributes, Operation};
+use apiserver::apimachinery::errors::ApiError;
+use apiserver::apimachinery::validation::{go_quote, FieldError};
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value};
-use shared::admission::objects::ObjectReader;
-use shared::admission::{AdmissionPlugin, Attributes, Operation};
-use shared::apimachinery::errors::ApiError;
-use shared::apimachinery::validation::{go_quote, FieldError};
 
 use self::config::Configuration;
 use self::evaluator::{evaluate, Aggregate};

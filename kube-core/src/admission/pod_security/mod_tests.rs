@@ -2,9 +2,9 @@
 
 use super::policy::{LevelVersion, Version};
 use super::*;
+use apiserver::registry::resource::ResourceDef;
+use apiserver::request::Warnings;
 use serde_json::json;
-use shared::registry::resource::ResourceDef;
-use shared::request::Warnings;
 
 fn lv(level: Level, version: Version) -> LevelVersion {
     LevelVersion { level, version }

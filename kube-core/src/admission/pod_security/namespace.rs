@@ -7,9 +7,9 @@
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
+use apiserver::admission::objects::ObjectReader;
+use apiserver::apimachinery::validation::go_quote;
 use serde_json::Value;
-use shared::admission::objects::ObjectReader;
-use shared::apimachinery::validation::go_quote;
 
 use super::config::Configuration;
 use super::evaluator::evaluate;

@@ -7,8 +7,8 @@
 
 use std::fmt;
 
+use apiserver::apimachinery::validation::FieldError;
 use serde_json::{Map, Value};
-use shared::apimachinery::validation::FieldError;
 
 const LABEL_PREFIX: &str = "pod-security.kubernetes.io/";
 /// The enforce level label.

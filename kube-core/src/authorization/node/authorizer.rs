@@ -21,11 +21,11 @@
 
 use std::sync::Arc;
 
-use shared::apimachinery::fields::{FieldOperator, FieldSelector};
-use shared::authentication::UserInfo;
-use shared::authorization::rbac::PolicyRule;
-use shared::authorization::{decided, Attributes, Authorizer, Decision, DecisionFuture};
-use shared::request::info::RequestInfo;
+use apiserver::apimachinery::fields::{FieldOperator, FieldSelector};
+use apiserver::authentication::UserInfo;
+use apiserver::authorization::rbac::PolicyRule;
+use apiserver::authorization::{decided, Attributes, Authorizer, Decision, DecisionFuture};
+use apiserver::request::info::RequestInfo;
 
 use super::graph::{Graph, VertexType};
 

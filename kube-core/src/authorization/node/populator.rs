@@ -15,11 +15,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use apiserver::apimachinery::meta;
+use apiserver::registry::catalog::Catalog;
+use apiserver::registry::store::{ListOptions, Store};
+use apiserver::registry::watch::WatchOptions;
 use serde_json::Value;
-use shared::apimachinery::meta;
-use shared::registry::catalog::Catalog;
-use shared::registry::store::{ListOptions, Store};
-use shared::registry::watch::WatchOptions;
 
 use super::graph::{Graph, VertexType};
 use super::references::{PodRefs, PvRefs};

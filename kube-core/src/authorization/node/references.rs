@@ -7,8 +7,8 @@
 
 use std::collections::BTreeSet;
 
+use apiserver::apimachinery::meta;
 use serde_json::Value;
-use shared::apimachinery::meta;
 
 /// The annotation that marks a kubelet's mirror of a static pod.
 pub const MIRROR_POD_ANNOTATION: &str = "kubernetes.io/config.mirror";
