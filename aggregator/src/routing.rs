@@ -12,7 +12,7 @@ use apiserver::body::{Request, Response};
 use apiserver::endpoints::aggregated_discovery as ad;
 use apiserver::endpoints::handlers::json_response;
 use apiserver::endpoints::status::plain_text;
-use apiserver::request::info::RequestInfo;
+use apiserver::request::info::{NonResource, RequestInfo};
 use apiserver::server::handler::Interceptor;
 use futures_util::future::BoxFuture;
 use futures_util::FutureExt;
@@ -41,19 +41,17 @@ impl Interceptor for Router {
     fn intercept(
         &self,
         req: Request,
-        _info: &RequestInfo,
+        info: &RequestInfo,
     ) -> Result<BoxFuture<'static, Response>, Request> {
-        let path = req.uri().path().trim_end_matches('/').to_string();
-        let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
         let aggregated_asked = req.method() == http::Method::GET
             && ad::wants_aggregated(
                 req.headers()
                     .get(http::header::ACCEPT)
                     .and_then(|v| v.to_str().ok()),
             );
-        match parts.as_slice() {
-            ["api"] | ["apis"] if aggregated_asked => {
-                let doc = if parts[0] == "api" {
+        match &info.non_resource {
+            NonResource::Api | NonResource::Apis if aggregated_asked => {
+                let doc = if info.non_resource == NonResource::Api {
                     self.discovery.core()
                 } else {
                     self.discovery.apis()
@@ -65,21 +63,21 @@ impl Interceptor for Router {
                     .map(str::to_string);
                 Ok(async move { doc.response(inm.as_deref()) }.boxed())
             }
-            ["apis"] if req.method() == http::Method::GET => {
+            NonResource::Apis if req.method() == http::Method::GET => {
                 let body = self.discovery.legacy_apis();
                 Ok(async move { json_response(200, &body, false) }.boxed())
             }
-            ["openapi", "v2"] if req.method() == http::Method::GET => {
+            NonResource::OpenApiV2 if req.method() == http::Method::GET => {
                 let v2 = self.openapi_v2.clone();
                 Ok(async move { v2.serve(req).await }.boxed())
             }
-            ["openapi", "v3"] if req.method() == http::Method::GET => {
+            NonResource::OpenApiV3 if req.method() == http::Method::GET => {
                 let state = self.state.clone();
                 let own = self.own_openapi.clone();
                 Ok(async move { openapi_v3_root(&state, &own, req).await }.boxed())
             }
-            ["openapi", "v3", "apis", g, v] => {
-                let name = format!("{v}.{g}");
+            NonResource::OpenApiV3GroupVersion { group, version } if !group.is_empty() => {
+                let name = format!("{version}.{group}");
                 let services = self.state.services();
                 let Some(obj) = services.get(&name).filter(|o| ServiceRef::of(o).is_some()) else {
                     return Err(req);
@@ -89,14 +87,15 @@ impl Interceptor for Router {
                 let avail = self.availability.clone();
                 Ok(async move { proxy(&state, &avail, &name, &obj, req).await }.boxed())
             }
-            ["apis", g, ..] if *g == GROUP => Err(req),
-            ["apis", g] => match group_of_remote(&self.state, g) {
+            NonResource::ApiGroup(g) | NonResource::ApiGroupVersion(g, _) if g == GROUP => Err(req),
+            _ if info.is_resource_request && info.api_group == GROUP => Err(req),
+            NonResource::ApiGroup(g) => match group_of_remote(&self.state, g) {
                 Some(body) => Ok(async move { json_response(200, &body, false) }.boxed()),
                 None => Err(req),
             },
             _ => {
                 let services = self.state.services();
-                let Some(name) = remote_apiservice_for(&services, &parts) else {
+                let Some(name) = remote_apiservice_for(&services, info) else {
                     return Err(req);
                 };
                 let Some(obj) = services.get(&name).cloned() else {
@@ -110,13 +109,17 @@ impl Interceptor for Router {
     }
 }
 
-/// The remote APIService a path belongs to: `/apis/<g>/<v>/...` to
+/// The remote APIService a request belongs to: `/apis/<g>/<v>/...` to
 /// `<v>.<g>`; `/api` and everything under it to the legacy `v1.` APIService
 /// when that one is remote (upstream proxies the whole `/api` tree for it).
-fn remote_apiservice_for(services: &BTreeMap<String, Value>, parts: &[&str]) -> Option<String> {
-    let name = match parts {
-        ["api", ..] => "v1.".to_string(),
-        ["apis", g, v, ..] if *g != GROUP => format!("{v}.{g}"),
+fn remote_apiservice_for(services: &BTreeMap<String, Value>, info: &RequestInfo) -> Option<String> {
+    let name = match &info.non_resource {
+        NonResource::Api | NonResource::ApiVersion(_) => "v1.".to_string(),
+        NonResource::ApiGroupVersion(g, v) if g != GROUP => format!("{v}.{g}"),
+        _ if info.is_resource_request && info.api_prefix == "api" => "v1.".to_string(),
+        _ if info.is_resource_request && info.api_group != GROUP => {
+            format!("{}.{}", info.api_version, info.api_group)
+        }
         _ => return None,
     };
     services
@@ -310,8 +313,8 @@ mod tests {
         .into_iter()
         .collect();
         let route = |s: &BTreeMap<String, Value>, p: &str| {
-            let parts: Vec<&str> = p.trim_start_matches('/').split('/').collect();
-            remote_apiservice_for(s, &parts)
+            let info = apiserver::request::info::parse_request_info("GET", p, None);
+            remote_apiservice_for(s, &info)
         };
         assert_eq!(
             route(&services, "/apis/metrics.k8s.io/v1beta1/nodes").as_deref(),
@@ -319,6 +322,14 @@ mod tests {
         );
         assert_eq!(route(&services, "/apis/apps/v1/deployments"), None);
         assert_eq!(route(&services, "/api/v1/pods"), None);
+        assert_eq!(
+            route(&services, "/apis/metrics.k8s.io/v1beta1").as_deref(),
+            Some("v1beta1.metrics.k8s.io")
+        );
+        assert_eq!(
+            route(&services, "/apis/apiregistration.k8s.io/v1/apiservices"),
+            None
+        );
         let (name, obj) = remote("", "v1");
         services.insert(name, obj);
         for p in ["/api", "/api/v1", "/api/v1/namespaces/default/pods"] {

@@ -48,6 +48,79 @@ pub struct RequestInfo {
     /// The raw `labelSelector` of list, watch and deletecollection requests
     /// (not of the legacy `/watch/` paths), for authorization.
     pub label_selector: Option<String>,
+    /// What a non-resource request asks for ([`NonResource::Other`] for
+    /// resource requests), so that no tier splits the path again.
+    pub non_resource: NonResource,
+}
+
+/// The non-resource endpoints every tier serves or routes, recognised once
+/// with the rest of a [`RequestInfo`] (trailing slashes ignored).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum NonResource {
+    /// `/healthz`, `/livez` or `/readyz` (`endpoint`), with the named check
+    /// after it (`/readyz/etcd`: `etcd`), empty for all checks.
+    Health {
+        endpoint: &'static str,
+        check: String,
+    },
+    /// `/version`.
+    Version,
+    /// `/metrics`.
+    Metrics,
+    /// `/openapi/v2`.
+    OpenApiV2,
+    /// `/openapi/v3`.
+    OpenApiV3,
+    /// `/openapi/v3/apis/<group>/<version>` (or `/openapi/v3/api/<version>`,
+    /// with an empty group).
+    OpenApiV3GroupVersion { group: String, version: String },
+    /// `/api`: the core group's versions.
+    Api,
+    /// `/api/<version>`: the core group's resources.
+    ApiVersion(String),
+    /// `/apis`: the named groups.
+    Apis,
+    /// `/apis/<group>`.
+    ApiGroup(String),
+    /// `/apis/<group>/<version>`: a group version's resources.
+    ApiGroupVersion(String, String),
+    /// Anything else (a resource request, or a path a handler registered).
+    #[default]
+    Other,
+}
+
+impl NonResource {
+    fn of(parts: &[&str]) -> NonResource {
+        let s = |p: &str| p.to_string();
+        match parts {
+            [e @ ("healthz" | "livez" | "readyz"), rest @ ..] => NonResource::Health {
+                endpoint: match *e {
+                    "healthz" => "healthz",
+                    "livez" => "livez",
+                    _ => "readyz",
+                },
+                check: rest.join("/"),
+            },
+            ["version"] => NonResource::Version,
+            ["metrics"] => NonResource::Metrics,
+            ["openapi", "v2"] => NonResource::OpenApiV2,
+            ["openapi", "v3"] => NonResource::OpenApiV3,
+            ["openapi", "v3", "apis", g, v] => NonResource::OpenApiV3GroupVersion {
+                group: s(g),
+                version: s(v),
+            },
+            ["openapi", "v3", "api", v] => NonResource::OpenApiV3GroupVersion {
+                group: String::new(),
+                version: s(v),
+            },
+            ["api"] => NonResource::Api,
+            ["api", v] => NonResource::ApiVersion(s(v)),
+            ["apis"] => NonResource::Apis,
+            ["apis", g] => NonResource::ApiGroup(s(g)),
+            ["apis", g, v] => NonResource::ApiGroupVersion(s(g), s(v)),
+            _ => NonResource::Other,
+        }
+    }
 }
 
 /// Root path segments of resource requests.
@@ -124,6 +197,7 @@ fn resolve(method: &str, raw_path: &str, query: Option<&str>) -> (RequestInfo, O
         trimmed.split('/').collect()
     };
     if all_parts.len() < 3 || !API_PREFIXES.contains(&all_parts[0]) {
+        info.non_resource = NonResource::of(&all_parts);
         return (info, None);
     }
     info.api_prefix = all_parts[0].to_string();
@@ -131,6 +205,7 @@ fn resolve(method: &str, raw_path: &str, query: Option<&str>) -> (RequestInfo, O
     if !GROUPLESS_API_PREFIXES.contains(&all_parts[0]) {
         // One part (the prefix) is consumed: this asks for four parts.
         if cur.len() < 3 {
+            info.non_resource = NonResource::of(&all_parts);
             return (info, None);
         }
         info.api_group = cur[0].to_string();

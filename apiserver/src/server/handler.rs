@@ -16,7 +16,7 @@ use crate::endpoints::discovery::group_list;
 use crate::endpoints::handlers::{self, json_response};
 use crate::proxy::Delegate;
 use crate::registry::catalog::{Catalog, Route};
-use crate::request::info::RequestInfo;
+use crate::request::info::{NonResource, RequestInfo};
 
 /// The non-filter part of an API server.
 pub struct ApiServer {
@@ -148,34 +148,26 @@ impl ApiServer {
         self.delegate.as_ref()
     }
 
-    /// Handles one request that passed the filters.
+    /// Handles one request that passed the filters, routed by the
+    /// [`RequestInfo`] the filters recognised (never by the path again).
     pub async fn handle(self: Arc<Self>, req: Request) -> Response {
         let Some(info) = req.extensions().get::<RequestInfo>().cloned() else {
             return ApiError::internal("no request info").into_response();
         };
-        let path = req.uri().path().trim_end_matches('/').to_string();
-        let path = if path.is_empty() {
-            "/".to_string()
-        } else {
-            path
-        };
-        for endpoint in ["healthz", "livez", "readyz"] {
-            let base = format!("/{endpoint}");
-            if path == base || path.starts_with(&format!("{base}/")) {
-                let sub = path[base.len()..].trim_start_matches('/');
-                let checks = if endpoint == "livez" {
+        match &info.non_resource {
+            NonResource::Health { endpoint, check } => {
+                let checks = if *endpoint == "livez" {
                     &self.livez
                 } else {
                     &self.readyz
                 };
-                return checks.serve(endpoint, sub, req.uri()).await;
+                return checks.serve(endpoint, check, req.uri()).await;
             }
-        }
-        if path == "/version" {
-            return json_response(200, &self.version, false);
-        }
-        if path == "/metrics" && req.method() == http::Method::GET {
-            return crate::metrics::response();
+            NonResource::Version => return json_response(200, &self.version, false),
+            NonResource::Metrics if req.method() == http::Method::GET => {
+                return crate::metrics::response();
+            }
+            _ => {}
         }
         let req = match &self.interceptor {
             Some(i) => match i.intercept(req, &info) {
@@ -184,8 +176,10 @@ impl ApiServer {
             },
             None => req,
         };
+        let path = info.path.trim_end_matches('/');
+        let path = if path.is_empty() { "/" } else { path };
         if !info.is_resource_request {
-            if let Some(h) = self.non_resource_handler(&path) {
+            if let Some(h) = self.non_resource_handler(path) {
                 return h(req).await;
             }
         }
@@ -204,17 +198,23 @@ impl ApiServer {
             }
             return self.delegate_or_404(req).await;
         }
-        if path == "/openapi/v2" || path == "/openapi/v3" || path.starts_with("/openapi/v3/") {
+        if matches!(
+            info.non_resource,
+            NonResource::OpenApiV2
+                | NonResource::OpenApiV3
+                | NonResource::OpenApiV3GroupVersion { .. }
+        ) {
             if let Some(spec) = self.openapi() {
                 let inm = req
                     .headers()
                     .get(http::header::IF_NONE_MATCH)
                     .and_then(|v| v.to_str().ok())
                     .map(str::to_string);
-                if path == "/openapi/v3" {
+                if info.non_resource == NonResource::OpenApiV3 {
                     return self.merged_openapi_v3_root(&spec, req).await;
                 }
-                if path == "/openapi/v2" && req.method() == http::Method::GET {
+                if info.non_resource == NonResource::OpenApiV2 && req.method() == http::Method::GET
+                {
                     if let Some(d) = &self.delegate {
                         let user = req.extensions().get::<UserInfo>().cloned();
                         if let Some((bytes, etag)) = self
@@ -235,12 +235,13 @@ impl ApiServer {
                         }
                     }
                 }
-                if let Some(resp) = spec.serve(&path, req.uri().query(), inm.as_deref()) {
+                if let Some(resp) = spec.serve(path, req.uri().query(), inm.as_deref()) {
                     return resp;
                 }
             }
         }
-        let aggregated = (path == "/apis" || (path == "/api" && groups.owns_group("")))
+        let aggregated = (info.non_resource == NonResource::Apis
+            || (info.non_resource == NonResource::Api && groups.owns_group("")))
             && req.method() == http::Method::GET
             && aggregated_discovery::wants_aggregated(
                 req.headers()
@@ -249,30 +250,33 @@ impl ApiServer {
             );
         if aggregated {
             return self
-                .aggregated_discovery(&groups, req, path == "/api")
+                .aggregated_discovery(&groups, req, info.non_resource == NonResource::Api)
                 .await;
         }
-        let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
-        match parts.as_slice() {
-            ["api"] if groups.owns_group("") => {
+        match &info.non_resource {
+            NonResource::Api if groups.owns_group("") => {
                 json_response(200, &groups.api_versions(&self.server_address), false)
             }
-            ["api", v] if groups.owns_group("") => match groups.resource_list("", v) {
-                Some(list) => json_response(200, &list, false),
-                None => ApiError::path_not_found().into_response(),
-            },
-            ["apis"] => {
+            NonResource::ApiVersion(v) if groups.owns_group("") => {
+                match groups.resource_list("", v) {
+                    Some(list) => json_response(200, &list, false),
+                    None => ApiError::path_not_found().into_response(),
+                }
+            }
+            NonResource::Apis => {
                 let user = req.extensions().get::<UserInfo>().cloned();
                 self.merged_group_list(&groups, user.as_ref()).await
             }
-            ["apis", g] if groups.owns_group(g) => match groups.api_group(g) {
+            NonResource::ApiGroup(g) if groups.owns_group(g) => match groups.api_group(g) {
                 Some(body) => json_response(200, &body, false),
                 None => ApiError::path_not_found().into_response(),
             },
-            ["apis", g, v] if groups.owns_group(g) => match groups.resource_list(g, v) {
-                Some(list) => json_response(200, &list, false),
-                None => ApiError::path_not_found().into_response(),
-            },
+            NonResource::ApiGroupVersion(g, v) if groups.owns_group(g) => {
+                match groups.resource_list(g, v) {
+                    Some(list) => json_response(200, &list, false),
+                    None => ApiError::path_not_found().into_response(),
+                }
+            }
             _ => self.delegate_or_404(req).await,
         }
     }
