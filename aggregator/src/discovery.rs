@@ -26,10 +26,8 @@ use std::time::{Duration, Instant};
 use apiserver::endpoints::aggregated_discovery::{self as ad, Document};
 use apiserver::proxy::Delegate;
 use apiserver::registry::catalog::Catalog;
-use apiserver::storage::EtcdStorage;
 use bytes::Bytes;
 use futures_util::future::join_all;
-use futures_util::StreamExt;
 use http_body_util::BodyExt;
 use rand::seq::IndexedRandom;
 use serde_json::{json, Value};
@@ -525,22 +523,36 @@ impl Discovery {
         }
     }
 
-    /// Kicks the local refresh whenever a CRD changes (an etcd watch on the
-    /// CRD prefix, re-established when it ends).
-    pub async fn run_crd_watch(self: Arc<Self>, storage: EtcdStorage, prefix: String) {
-        let key = format!("{prefix}/apiextensions.k8s.io/customresourcedefinitions");
+    /// Kicks the local refresh whenever a CRD changes: a watch of
+    /// CustomResourceDefinitions through the API (kube-core forwards it to
+    /// the extensions tier), never a read of another tier's etcd keys;
+    /// re-established when it ends or fails.
+    pub async fn run_crd_watch(self: Arc<Self>, delegate: Delegate) {
+        const PATH: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions?watch=true";
+        let user = internal_user();
         loop {
-            match storage.watch(&key, true, 0).await {
-                Ok(mut events) => {
-                    self.kick_local();
-                    while let Some(ev) = events.next().await {
-                        if ev.is_err() {
-                            break;
-                        }
+            let req = http::Request::builder()
+                .method("GET")
+                .uri(PATH)
+                .header(http::header::ACCEPT, "application/json")
+                .body(apiserver::body::empty());
+            match req {
+                Ok(req) => {
+                    let resp = delegate.forward(req, Some(&user)).await;
+                    if resp.status().is_success() {
                         self.kick_local();
+                        let mut body = resp.into_body();
+                        // Every frame is a CRD event (no bookmarks were asked for).
+                        while let Some(Ok(frame)) = body.frame().await {
+                            if frame.data_ref().is_some_and(|d| !d.is_empty()) {
+                                self.kick_local();
+                            }
+                        }
+                    } else {
+                        tracing::debug!(status = %resp.status(), "could not watch CRDs");
                     }
                 }
-                Err(e) => tracing::warn!(error = %e, "could not watch CRDs"),
+                Err(e) => tracing::warn!(error = %e, "could not build the CRD watch"),
             }
             tokio::time::sleep(Duration::from_secs(1)).await;
         }

@@ -125,11 +125,7 @@ async fn main() -> anyhow::Result<()> {
     tokio::spawn(discovery.clone().run_local());
     tokio::spawn(discovery.clone().run_remote());
     tokio::spawn(discovery.clone().run_rebuild());
-    tokio::spawn(
-        discovery
-            .clone()
-            .run_crd_watch(storage.clone(), prefix.clone()),
-    );
+    tokio::spawn(discovery.clone().run_crd_watch(delegate.clone()));
     let registered = Arc::new(AtomicBool::new(false));
     tokio::spawn(autoregister::run(
         state.clone(),
