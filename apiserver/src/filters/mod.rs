@@ -54,7 +54,13 @@ impl HttpService {
         HttpService(Arc::new(move |req| {
             let mut svc = svc.clone();
             Box::pin(async move {
-                match svc.call(req).await {
+                // Back-pressure: a layer that limits (concurrency, rate,
+                // load shedding) is waited for before the call.
+                let ready = match tower::ServiceExt::ready(&mut svc).await {
+                    Ok(ready) => ready,
+                    Err(never) => match never {},
+                };
+                match ready.call(req).await {
                     Ok(resp) => resp,
                     Err(never) => match never {},
                 }
@@ -137,4 +143,54 @@ where
     Fut: std::future::Future<Output = Response> + Send + 'static,
 {
     HttpService(Arc::new(move |req| Box::pin(f(req))))
+}
+
+#[cfg(test)]
+mod ready_tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    /// A service that is ready only on its second poll, and refuses to be
+    /// called before it said so.
+    #[derive(Clone)]
+    struct ReadyOnSecondPoll(Arc<AtomicUsize>);
+
+    impl Service<Request> for ReadyOnSecondPoll {
+        type Response = Response;
+        type Error = Infallible;
+        type Future = BoxFuture<'static, Result<Response, Infallible>>;
+
+        fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+            if self.0.fetch_add(1, Ordering::SeqCst) == 0 {
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            Poll::Ready(Ok(()))
+        }
+
+        fn call(&mut self, _req: Request) -> Self::Future {
+            let polls = self.0.load(Ordering::SeqCst);
+            Box::pin(async move {
+                let status = if polls >= 2 { 200 } else { 500 };
+                Ok(http::Response::builder()
+                    .status(status)
+                    .body(crate::body::empty())
+                    .expect("response"))
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn the_chain_waits_until_a_service_is_ready() {
+        let polls = Arc::new(AtomicUsize::new(0));
+        let svc = HttpService::new(ReadyOnSecondPoll(polls.clone()));
+        let req = http::Request::builder()
+            .uri("/")
+            .body(crate::body::empty())
+            .expect("request");
+        let resp = svc.handle(req).await;
+        assert_eq!(resp.status().as_u16(), 200);
+        assert_eq!(polls.load(Ordering::SeqCst), 2);
+    }
 }

@@ -667,21 +667,39 @@ fn go_bool_conversion() {
 fn non_resource_endpoints_are_recognised_once() {
     use super::NonResource as N;
     let of = |p: &str| info("GET", p).non_resource;
-    assert_eq!(of("/readyz/etcd"), N::Health { endpoint: "readyz", check: "etcd".into() });
-    assert_eq!(of("/livez/"), N::Health { endpoint: "livez", check: String::new() });
+    assert_eq!(
+        of("/readyz/etcd"),
+        N::Health {
+            endpoint: "readyz",
+            check: "etcd".into()
+        }
+    );
+    assert_eq!(
+        of("/livez/"),
+        N::Health {
+            endpoint: "livez",
+            check: String::new()
+        }
+    );
     assert_eq!(of("/version"), N::Version);
     assert_eq!(of("/metrics"), N::Metrics);
     assert_eq!(of("/openapi/v2"), N::OpenApiV2);
     assert_eq!(of("/openapi/v3"), N::OpenApiV3);
     assert_eq!(
         of("/openapi/v3/apis/apps/v1"),
-        N::OpenApiV3GroupVersion { group: "apps".into(), version: "v1".into() }
+        N::OpenApiV3GroupVersion {
+            group: "apps".into(),
+            version: "v1".into()
+        }
     );
     assert_eq!(of("/api"), N::Api);
     assert_eq!(of("/api/v1"), N::ApiVersion("v1".into()));
     assert_eq!(of("/apis/"), N::Apis);
     assert_eq!(of("/apis/apps"), N::ApiGroup("apps".into()));
-    assert_eq!(of("/apis/apps/v1"), N::ApiGroupVersion("apps".into(), "v1".into()));
+    assert_eq!(
+        of("/apis/apps/v1"),
+        N::ApiGroupVersion("apps".into(), "v1".into())
+    );
     // Resource requests and unknown paths are not discovery.
     assert_eq!(of("/api/v1/pods"), N::Other);
     assert_eq!(of("/apis/apps/v1/deployments"), N::Other);
