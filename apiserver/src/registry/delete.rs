@@ -7,7 +7,7 @@ use super::admit::{Attributes, Operation};
 use super::store::{storage_error, Store, WriteContext, MAX_UPDATE_ATTEMPTS};
 use crate::apimachinery::errors::ApiError;
 use crate::apimachinery::meta;
-use crate::storage::{KeyValue, Retry, StorageError};
+use crate::storage::{KeyValue, Retry};
 
 use super::list::ListOptions;
 
@@ -211,11 +211,7 @@ impl Store {
                         meta::set(&mut obj, "resourceVersion", Value::String(rev.to_string()));
                         return Ok(DeleteOutcome::Pending(obj));
                     }
-                    Err(StorageError::Conflict { current }) => {
-                        return Err(Retry::Conflict(current))
-                    }
-                    Err(StorageError::NotFound) => return Err(Retry::Fail(self.not_found(name))),
-                    Err(e) => return Err(Retry::Fail(storage_error(e))),
+                    Err(e) => return Err(self.cas_failure(e, name, false)),
                 }
             }
         }
@@ -228,14 +224,10 @@ impl Store {
                 meta::set(&mut obj, "resourceVersion", Value::String(rev.to_string()));
                 return Ok(DeleteOutcome::Deleted(obj));
             }
-            Err(StorageError::Conflict { current })
-                if opts.precondition_resource_version.is_none() =>
-            {
-                return Err(Retry::Conflict(current))
+            Err(e) => {
+                let pinned = opts.precondition_resource_version.is_some();
+                return Err(self.cas_failure(e, name, pinned));
             }
-            Err(StorageError::Conflict { .. }) => return Err(Retry::Fail(self.conflict(name))),
-            Err(StorageError::NotFound) => return Err(Retry::Fail(self.not_found(name))),
-            Err(e) => return Err(Retry::Fail(storage_error(e))),
         }
     }
 

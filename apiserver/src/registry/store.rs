@@ -603,12 +603,7 @@ impl Store {
                     meta::set(&mut new, "resourceVersion", Value::String(rev.to_string()));
                     return Ok(new);
                 }
-                Err(StorageError::Conflict { current }) if !pinned => {
-                    return Err(Retry::Conflict(current))
-                }
-                Err(StorageError::Conflict { .. }) => return Err(Retry::Fail(self.conflict(name))),
-                Err(StorageError::NotFound) => return Err(Retry::Fail(self.not_found(name))),
-                Err(e) => return Err(Retry::Fail(storage_error(e))),
+                Err(e) => return Err(self.cas_failure(e, name, pinned)),
             }
         }
         self.def.strategy.allocate_update(&mut new, &old).await?;
@@ -628,12 +623,19 @@ impl Store {
                 meta::set(&mut new, "resourceVersion", Value::String(rev.to_string()));
                 return Ok(new);
             }
-            Err(StorageError::Conflict { current }) if !pinned => {
-                return Err(Retry::Conflict(current))
-            }
-            Err(StorageError::Conflict { .. }) => return Err(Retry::Fail(self.conflict(name))),
-            Err(StorageError::NotFound) => return Err(Retry::Fail(self.not_found(name))),
-            Err(e) => return Err(Retry::Fail(storage_error(e))),
+            Err(e) => return Err(self.cas_failure(e, name, pinned)),
+        }
+    }
+
+    /// What a failed compare-and-swap write means for an attempt: a
+    /// conflict is retried on the newer object unless the caller pinned the
+    /// revision (then 409 Conflict); a vanished object is a 404.
+    pub(crate) fn cas_failure(&self, e: StorageError, name: &str, pinned: bool) -> Retry<ApiError> {
+        match e {
+            StorageError::Conflict { current } if !pinned => Retry::Conflict(current),
+            StorageError::Conflict { .. } => Retry::Fail(self.conflict(name)),
+            StorageError::NotFound => Retry::Fail(self.not_found(name)),
+            e => Retry::Fail(storage_error(e)),
         }
     }
 
@@ -678,11 +680,7 @@ impl Store {
                                 meta::set(&mut obj, "resourceVersion", json!(rev.to_string()));
                                 Ok(obj)
                             }
-                            Err(StorageError::Conflict { current }) => {
-                                Err(Retry::Conflict(current))
-                            }
-                            Err(StorageError::NotFound) => Err(Retry::Fail(self.not_found(name))),
-                            Err(e) => Err(Retry::Fail(storage_error(e))),
+                            Err(e) => Err(self.cas_failure(e, name, false)),
                         }
                     }
                 },
