@@ -15,10 +15,9 @@ use base64::Engine;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
 use serde_json::{json, Value};
 
-type Connector = hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>;
+type Connector = apiserver::transport::HttpsConnector;
 
 /// How long a conversion webhook may take (upstream's default timeout).
 const WEBHOOK_TIMEOUT: Duration = Duration::from_secs(30);
@@ -84,15 +83,7 @@ impl Converter {
         };
         let tls = apiserver::pki::client_config(&ca, None)
             .map_err(|e| format!("invalid caBundle: {e}"))?;
-        let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
-        http.enforce_http(false);
-        http.set_connect_timeout(Some(Duration::from_secs(5)));
-        let connector = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(tls)
-            .https_only()
-            .enable_http1()
-            .wrap_connector(http);
-        let client = Client::builder(TokioExecutor::new()).build(connector);
+        let client = apiserver::transport::https_client(tls, Some(Duration::from_secs(5)));
         Ok(Converter::Webhook(Webhook { client, url, what }))
     }
 

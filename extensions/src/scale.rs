@@ -170,11 +170,7 @@ async fn handle(
         warnings: Default::default(),
         started: Default::default(),
     };
-    let ct = req
-        .headers()
-        .get(http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
+    let ct = apiserver::endpoints::handlers::content_type(&req);
     let format = body_format(ct.as_deref())?;
     let body = decode_json(&read_body(req).await?)?;
     let is_patch = info.verb == "patch";

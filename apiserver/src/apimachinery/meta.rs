@@ -103,3 +103,19 @@ pub fn rfc3339_in(secs: i64) -> String {
         .unwrap_or_else(|_| jiff::Timestamp::now());
     t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
+
+/// The strings of a JSON array, skipping other items; none when `v` is not
+/// an array (how configuration kinds read their string lists).
+pub fn string_list(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_string)
+        .collect()
+}
+
+/// The string at `key` of an object; `""` when absent or not a string.
+pub fn str_field<'a>(v: &'a Value, key: &str) -> &'a str {
+    v.get(key).and_then(Value::as_str).unwrap_or("")
+}

@@ -39,13 +39,7 @@ pub struct PolicyRule {
 }
 
 fn strings(v: &Value, key: &str) -> Vec<String> {
-    v.get(key)
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(str::to_string)
-        .collect()
+    crate::apimachinery::meta::string_list(v.get(key))
 }
 
 fn str_at<'a>(v: &'a Value, key: &str) -> &'a str {

@@ -15,14 +15,14 @@ use anyhow::Context;
 use http::header::{HeaderName, HeaderValue};
 use http::{HeaderMap, Uri};
 use hyper_util::client::legacy::Client;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::TokioIo;
 
 use crate::apimachinery::errors::ApiError;
 use crate::authentication::request_header::is_standard_identity_header;
 use crate::authentication::UserInfo;
 use crate::body::{self, Body, Request, Response};
 
-type Connector = hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>;
+type Connector = crate::transport::HttpsConnector;
 
 /// Headers that describe one hop and are never forwarded.
 const HOP_BY_HOP: &[&str] = &[
@@ -50,18 +50,7 @@ impl Delegate {
             .trim_end_matches('/')
             .parse()
             .with_context(|| format!("parsing delegate URL {url}"))?;
-        let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
-        http.enforce_http(false);
-        http.set_nodelay(true);
-        http.set_connect_timeout(Some(Duration::from_secs(5)));
-        let connector = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(tls)
-            .https_only()
-            .enable_http1()
-            .wrap_connector(http);
-        let client = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(Duration::from_secs(90))
-            .build(connector);
+        let client = crate::transport::https_client(tls, Some(Duration::from_secs(5)));
         Ok(Delegate { client, base })
     }
 

@@ -6,3 +6,37 @@
 
 pub mod remote;
 pub mod service;
+
+use std::time::Duration;
+
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+
+/// The connector of [`https_client`].
+pub type HttpsConnector = hyper_rustls::HttpsConnector<HttpConnector>;
+
+/// An HTTPS-only, HTTP/1.1 client over `tls` (no Nagle delay, pooled
+/// connections kept 90 s idle, an optional connect timeout): how this server
+/// reaches the next tier, admission webhooks and conversion webhooks.
+pub fn https_client<B>(
+    tls: rustls::ClientConfig,
+    connect_timeout: Option<Duration>,
+) -> Client<HttpsConnector, B>
+where
+    B: http_body::Body + Send,
+    B::Data: Send,
+{
+    let mut http = HttpConnector::new();
+    http.enforce_http(false);
+    http.set_nodelay(true);
+    http.set_connect_timeout(connect_timeout);
+    let connector = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls)
+        .https_only()
+        .enable_http1()
+        .wrap_connector(http);
+    Client::builder(TokioExecutor::new())
+        .pool_idle_timeout(Duration::from_secs(90))
+        .build(connector)
+}

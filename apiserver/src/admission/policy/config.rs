@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::super::webhook::config::Rule;
 use crate::apimachinery::labels::LabelSelector;
+use crate::apimachinery::meta::{str_field, string_list};
 use crate::cel::expression::Expression;
 
 /// A rule with its `resourceNames`.
@@ -62,35 +63,22 @@ pub(super) struct Binding {
     pub(super) warn: bool,
 }
 
-fn strings(v: Option<&Value>) -> Vec<String> {
-    v.and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(str::to_string)
-        .collect()
-}
-
-fn str_of<'a>(v: &'a Value, k: &str) -> &'a str {
-    v.get(k).and_then(Value::as_str).unwrap_or("")
-}
-
 fn resource_rules(v: Option<&Value>) -> Vec<ResourceRule> {
     v.and_then(Value::as_array)
         .into_iter()
         .flatten()
         .map(|r| ResourceRule {
             rule: Rule {
-                operations: strings(r.get("operations")),
-                api_groups: strings(r.get("apiGroups")),
-                api_versions: strings(r.get("apiVersions")),
-                resources: strings(r.get("resources")),
-                scope: match str_of(r, "scope") {
+                operations: string_list(r.get("operations")),
+                api_groups: string_list(r.get("apiGroups")),
+                api_versions: string_list(r.get("apiVersions")),
+                resources: string_list(r.get("resources")),
+                scope: match str_field(r, "scope") {
                     "" => "*".into(),
                     s => s.into(),
                 },
             },
-            names: strings(r.get("resourceNames")),
+            names: string_list(r.get("resourceNames")),
         })
         .collect()
 }
@@ -115,8 +103,8 @@ fn named_expressions(v: Option<&Value>, key: &str) -> Vec<(String, Expression)> 
         .flatten()
         .map(|c| {
             (
-                str_of(c, "name").to_string(),
-                Expression::compile(str_of(c, key)),
+                str_field(c, "name").to_string(),
+                Expression::compile(str_field(c, key)),
             )
         })
         .collect()
@@ -130,14 +118,14 @@ pub(super) fn policy_of(obj: &Value) -> Policy {
         .into_iter()
         .flatten()
         .map(|v| Validation {
-            expression: Expression::compile(str_of(v, "expression")),
-            message: str_of(v, "message").trim().to_string(),
+            expression: Expression::compile(str_field(v, "expression")),
+            message: str_field(v, "message").trim().to_string(),
             message_expression: v
                 .get("messageExpression")
                 .and_then(Value::as_str)
                 .filter(|m| !m.is_empty())
                 .map(Expression::compile),
-            reason: str_of(v, "reason").to_string(),
+            reason: str_field(v, "reason").to_string(),
         })
         .collect();
     let variables = named_expressions(spec.get("variables"), "expression");
@@ -156,8 +144,8 @@ pub(super) fn policy_of(obj: &Value) -> Policy {
         name: crate::apimachinery::meta::name(obj).to_string(),
         param_kind: spec.get("paramKind").filter(|p| p.is_object()).map(|p| {
             (
-                str_of(p, "apiVersion").to_string(),
-                str_of(p, "kind").to_string(),
+                str_field(p, "apiVersion").to_string(),
+                str_field(p, "kind").to_string(),
             )
         }),
         constraints: spec
@@ -167,25 +155,25 @@ pub(super) fn policy_of(obj: &Value) -> Policy {
         match_conditions,
         variables,
         validations,
-        fail_open: str_of(&spec, "failurePolicy") == "Ignore",
+        fail_open: str_field(&spec, "failurePolicy") == "Ignore",
         uses_namespace,
     }
 }
 
 pub(super) fn binding_of(obj: &Value) -> Binding {
     let spec = obj.get("spec").cloned().unwrap_or(Value::Null);
-    let actions = strings(spec.get("validationActions"));
+    let actions = string_list(spec.get("validationActions"));
     Binding {
         name: crate::apimachinery::meta::name(obj).to_string(),
-        policy: str_of(&spec, "policyName").to_string(),
+        policy: str_field(&spec, "policyName").to_string(),
         param_ref: spec
             .get("paramRef")
             .filter(|p| p.is_object())
             .map(|p| ParamRef {
-                name: str_of(p, "name").to_string(),
-                namespace: str_of(p, "namespace").to_string(),
+                name: str_field(p, "name").to_string(),
+                namespace: str_field(p, "namespace").to_string(),
                 selector: p.get("selector").filter(|s| s.is_object()).cloned(),
-                deny_if_missing: str_of(p, "parameterNotFoundAction") != "Allow",
+                deny_if_missing: str_field(p, "parameterNotFoundAction") != "Allow",
             }),
         resources: spec
             .get("matchResources")

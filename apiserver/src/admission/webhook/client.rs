@@ -11,9 +11,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
-use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
 use rand::seq::IndexedRandom;
 use serde_json::Value;
 
@@ -28,7 +26,7 @@ pub const MAX_RESPONSE_BYTES: usize = 8 * 1024 * 1024;
 /// Clients kept at most (one per distinct caBundle and server name).
 const MAX_CLIENTS: usize = 256;
 
-type HttpsClient = Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>;
+type HttpsClient = Client<crate::transport::HttpsConnector, Full<Bytes>>;
 
 /// Resolves webhook targets and sends reviews.
 pub struct WebhookClient {
@@ -131,17 +129,7 @@ impl WebhookClient {
             }
         };
         let tls = client_config(trust, None).map_err(|e| format!("invalid caBundle: {e}"))?;
-        let mut http = HttpConnector::new();
-        http.enforce_http(false);
-        http.set_nodelay(true);
-        let connector = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(tls)
-            .https_only()
-            .enable_http1()
-            .wrap_connector(http);
-        let client = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(Duration::from_secs(90))
-            .build(connector);
+        let client = crate::transport::https_client(tls, None);
         if let Ok(mut clients) = self.clients.lock() {
             if clients.len() >= MAX_CLIENTS {
                 clients.clear();

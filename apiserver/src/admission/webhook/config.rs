@@ -15,6 +15,7 @@ use base64::Engine;
 use serde_json::Value;
 
 use crate::apimachinery::labels::LabelSelector;
+use crate::apimachinery::meta::{str_field, string_list};
 use crate::cel::expression::Expression;
 
 /// Upstream's default and maximum `timeoutSeconds`.
@@ -104,34 +105,21 @@ pub struct Webhook {
     pub match_conditions: Vec<MatchCondition>,
 }
 
-fn strings(v: Option<&Value>) -> Vec<String> {
-    v.and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(str::to_string)
-        .collect()
-}
-
-fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
-    v.get(key).and_then(Value::as_str).unwrap_or("")
-}
-
 /// Reads `clientConfig` into its target.
 fn target(cc: &Value) -> Result<Target, String> {
     if let Some(svc) = cc.get("service").filter(|s| s.is_object()) {
         let port = svc.get("port").and_then(Value::as_u64).unwrap_or(443);
         return Ok(Target::Service {
-            namespace: str_of(svc, "namespace").into(),
-            name: str_of(svc, "name").into(),
+            namespace: str_field(svc, "namespace").into(),
+            name: str_field(svc, "name").into(),
             port: u16::try_from(port).map_err(|_| format!("invalid service port {port}"))?,
-            path: match str_of(svc, "path") {
+            path: match str_field(svc, "path") {
                 "" => "/".into(),
                 p => p.into(),
             },
         });
     }
-    let url = str_of(cc, "url");
+    let url = str_field(cc, "url");
     if url.is_empty() {
         return Err("webhook configuration must have either service or URL".into());
     }
@@ -165,8 +153,8 @@ fn selector(v: Option<&Value>) -> Result<LabelSelector, String> {
 /// Reads every webhook of one configuration object.
 pub fn webhooks_of(config: &Value, mutating: bool) -> Vec<Webhook> {
     let meta = config.get("metadata").cloned().unwrap_or(Value::Null);
-    let config_name = str_of(&meta, "name").to_string();
-    let uid = str_of(&meta, "uid").to_string();
+    let config_name = str_field(&meta, "name").to_string();
+    let uid = str_field(&meta, "uid").to_string();
     let list = config
         .get("webhooks")
         .and_then(Value::as_array)
@@ -193,11 +181,11 @@ pub fn webhooks_of(config: &Value, mutating: bool) -> Vec<Webhook> {
                 .into_iter()
                 .flatten()
                 .map(|r| Rule {
-                    operations: strings(r.get("operations")),
-                    api_groups: strings(r.get("apiGroups")),
-                    api_versions: strings(r.get("apiVersions")),
-                    resources: strings(r.get("resources")),
-                    scope: match str_of(r, "scope") {
+                    operations: string_list(r.get("operations")),
+                    api_groups: string_list(r.get("apiGroups")),
+                    api_versions: string_list(r.get("apiVersions")),
+                    resources: string_list(r.get("resources")),
+                    scope: match str_field(r, "scope") {
                         "" => "*".into(),
                         s => s.into(),
                     },
@@ -209,26 +197,26 @@ pub fn webhooks_of(config: &Value, mutating: bool) -> Vec<Webhook> {
                 .into_iter()
                 .flatten()
                 .map(|c| MatchCondition {
-                    name: str_of(c, "name").into(),
-                    expression: Expression::compile(str_of(c, "expression")),
+                    name: str_field(c, "name").into(),
+                    expression: Expression::compile(str_field(c, "expression")),
                 })
                 .collect();
             Webhook {
-                name: str_of(w, "name").into(),
+                name: str_field(w, "name").into(),
                 configuration: config_name.clone(),
                 id: format!("{uid}/{i}"),
                 mutating,
                 target: target(&cc),
                 ca_bundle,
                 rules,
-                fail_open: str_of(w, "failurePolicy") == "Ignore",
-                match_equivalent: str_of(w, "matchPolicy") != "Exact",
+                fail_open: str_field(w, "failurePolicy") == "Ignore",
+                match_equivalent: str_field(w, "matchPolicy") != "Exact",
                 namespace_selector: selector(w.get("namespaceSelector")),
                 object_selector: selector(w.get("objectSelector")),
-                side_effects: str_of(w, "sideEffects").into(),
+                side_effects: str_field(w, "sideEffects").into(),
                 timeout,
-                review_versions: strings(w.get("admissionReviewVersions")),
-                reinvoke_if_needed: mutating && str_of(w, "reinvocationPolicy") == "IfNeeded",
+                review_versions: string_list(w.get("admissionReviewVersions")),
+                reinvoke_if_needed: mutating && str_field(w, "reinvocationPolicy") == "IfNeeded",
                 match_conditions,
             }
         })

@@ -81,24 +81,13 @@ pub async fn read_object(
     rest: &RestRequest<'_>,
     req: Request,
 ) -> Result<(Value, Vec<super::strict_json::KeyPath>), ApiError> {
-    let ct = req
-        .headers()
-        .get(http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
+    let ct = super::content_type(&req);
     let format = body_format(ct.as_deref())?;
     if !matches!(
         format,
         BodyFormat::Json | BodyFormat::Yaml | BodyFormat::Protobuf
     ) {
-        return Err(ApiError::unsupported_media_type(
-            ct.as_deref().unwrap_or(""),
-            &[
-                "application/json",
-                "application/yaml",
-                "application/vnd.kubernetes.protobuf",
-            ],
-        ));
+        return Err(super::unsupported_object_format(ct.as_deref()));
     }
     let def = &rest.store.def;
     if format == BodyFormat::Protobuf && !crate::protobuf::is_known(&def.api_version(), &def.kind) {

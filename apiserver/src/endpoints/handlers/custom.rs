@@ -62,11 +62,7 @@ async fn read_patch_for_custom(
     verb: &mut String,
 ) -> Result<Value, ApiError> {
     use crate::endpoints::negotiation::{body_format, BodyFormat};
-    let ct = req
-        .headers()
-        .get(http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
+    let ct = super::content_type(&req);
     let format = body_format(ct.as_deref())?;
     match format {
         BodyFormat::MergePatch | BodyFormat::StrategicMergePatch | BodyFormat::Json => {

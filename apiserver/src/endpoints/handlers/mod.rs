@@ -234,17 +234,33 @@ pub fn decode_json(bytes: &[u8]) -> Result<Value, ApiError> {
     })
 }
 
+/// The request's `Content-Type`, as sent.
+pub fn content_type(req: &Request) -> Option<String> {
+    req.headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+}
+
+/// 415 for an object sent in a format other than JSON, YAML or protobuf.
+pub fn unsupported_object_format(content_type: Option<&str>) -> ApiError {
+    ApiError::unsupported_media_type(
+        content_type.unwrap_or(""),
+        &[
+            "application/json",
+            "application/yaml",
+            "application/vnd.kubernetes.protobuf",
+        ],
+    )
+}
+
 /// Reads the body of a request to a handler-served kind (reviews,
 /// TokenRequest, Eviction, Binding) in whichever format the client sent:
 /// JSON, YAML or protobuf (the `k8s\0` envelope names the kind). An empty
 /// body is `Null`; other content types are 415.
 pub async fn read_object_body(req: Request) -> Result<Value, ApiError> {
     use crate::endpoints::negotiation::{body_format, BodyFormat};
-    let ct = req
-        .headers()
-        .get(http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
+    let ct = content_type(&req);
     let format = body_format(ct.as_deref());
     let bytes = read_body(req).await?;
     if bytes.iter().all(u8::is_ascii_whitespace) {
@@ -255,14 +271,7 @@ pub async fn read_object_body(req: Request) -> Result<Value, ApiError> {
         Ok(BodyFormat::Yaml) => create::decode_yaml(&bytes),
         Ok(BodyFormat::Protobuf) => crate::protobuf::decode_object(&bytes)
             .map_err(|e| ApiError::bad_request(format!("failed to decode protobuf body: {e}"))),
-        _ => Err(ApiError::unsupported_media_type(
-            ct.as_deref().unwrap_or(""),
-            &[
-                "application/json",
-                "application/yaml",
-                "application/vnd.kubernetes.protobuf",
-            ],
-        )),
+        _ => Err(unsupported_object_format(ct.as_deref())),
     }
 }
 
@@ -275,11 +284,8 @@ pub fn respond_to(
     code: u16,
     value: &Value,
 ) -> Response {
-    let accept = headers
-        .get(http::header::ACCEPT)
-        .and_then(|v| v.to_str().ok());
     let pretty = Query::from_uri(uri).flag("pretty");
-    match crate::endpoints::negotiation::negotiate_for(accept, false, None, pretty, true) {
+    match negotiate_object(headers, pretty) {
         Ok(neg) if neg.format == Format::Protobuf => match crate::protobuf::encode_object(value) {
             Ok(bytes) => bytes_response(code, Format::Protobuf.content_type(), bytes),
             // A kind without protobuf tables: JSON, which every client
@@ -300,11 +306,7 @@ pub fn respond_to_object_only(
     code: u16,
     value: &Value,
 ) -> Response {
-    let accept = headers
-        .get(http::header::ACCEPT)
-        .and_then(|v| v.to_str().ok());
-    let pretty = Query::from_uri(uri).flag("pretty");
-    match crate::endpoints::negotiation::negotiate_for(accept, false, None, pretty, true) {
+    match negotiate_object(headers, false) {
         Ok(neg) if neg.output != Output::Object => ApiError::not_acceptable(&[
             "application/json",
             "application/yaml",
@@ -313,6 +315,14 @@ pub fn respond_to_object_only(
         .into_response(),
         _ => respond_to(headers, uri, code, value),
     }
+}
+
+/// The response format of a single object, from the request's `Accept`.
+fn negotiate_object(headers: &http::HeaderMap, pretty: bool) -> Result<Negotiated, ApiError> {
+    let accept = headers
+        .get(http::header::ACCEPT)
+        .and_then(|v| v.to_str().ok());
+    crate::endpoints::negotiation::negotiate_for(accept, false, None, pretty, true)
 }
 
 /// A JSON response.

@@ -123,11 +123,7 @@ pub async fn serve(
             } else {
                 "PatchOptions"
             })?;
-            let ct = req
-                .headers()
-                .get(http::header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_string);
+            let ct = super::content_type(&req);
             let format = body_format(ct.as_deref())?;
             let bytes = read_body(req).await?;
             let is_update = rest.info.verb == "update";
@@ -146,14 +142,7 @@ pub async fn serve(
                     format,
                     BodyFormat::Json | BodyFormat::Protobuf | BodyFormat::Yaml
                 ) {
-                    return Err(ApiError::unsupported_media_type(
-                        ct.as_deref().unwrap_or(""),
-                        &[
-                            "application/json",
-                            "application/yaml",
-                            "application/vnd.kubernetes.protobuf",
-                        ],
-                    ));
+                    return Err(super::unsupported_object_format(ct.as_deref()));
                 }
                 check_type_meta_of(&doc, "autoscaling/v1", "Scale")?;
             }

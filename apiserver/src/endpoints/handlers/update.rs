@@ -49,11 +49,7 @@ pub async fn patch(
     neg: &Negotiated,
 ) -> Result<Response, ApiError> {
     rest.query.field_validation()?;
-    let ct = req
-        .headers()
-        .get(http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
+    let ct = super::content_type(&req);
     let format = body_format(ct.as_deref())?;
     if format == BodyFormat::ApplyPatch {
         let bytes = read_body(req).await?;
