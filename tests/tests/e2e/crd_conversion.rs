@@ -6,12 +6,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use base64::Engine;
-use rustls_pki_types::pem::PemObject;
-use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use serde_json::{json, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::harness::{Auth, TestCluster};
+use crate::review_server;
 
 /// v1 has `spec.name`; v2 has `spec.fullName`.
 fn convert(obj: &Value, desired: &str) -> Value {
@@ -26,81 +24,24 @@ fn convert(obj: &Value, desired: &str) -> Value {
     out
 }
 
-/// Serves ConversionReviews on 127.0.0.1 with the given certificate; one
-/// request per connection. Returns the port and a call counter.
+/// Serves ConversionReviews on 127.0.0.1 with the given certificate.
+/// Returns the port and a call counter.
 async fn start_webhook(cert_pem: &[u8], key_pem: &[u8]) -> (u16, Arc<AtomicUsize>) {
-    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(cert_pem)
-        .collect::<Result<_, _>>()
-        .expect("certs");
-    let key = PrivateKeyDer::from_pem_slice(key_pem).expect("key");
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let cfg = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .expect("versions")
-        .with_no_client_auth()
-        .with_single_cert(certs, key)
-        .expect("server config");
-    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(cfg));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let port = listener.local_addr().expect("addr").port();
     let calls = Arc::new(AtomicUsize::new(0));
     let counter = calls.clone();
-    tokio::spawn(async move {
-        loop {
-            let Ok((tcp, _)) = listener.accept().await else {
-                return;
-            };
-            let (acceptor, counter) = (acceptor.clone(), counter.clone());
-            tokio::spawn(async move {
-                let Ok(mut tls) = acceptor.accept(tcp).await else {
-                    return;
-                };
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 8192];
-                let body = loop {
-                    let Ok(n) = tls.read(&mut chunk).await else {
-                        return;
-                    };
-                    if n == 0 {
-                        return;
-                    }
-                    buf.extend_from_slice(&chunk[..n]);
-                    let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
-                        continue;
-                    };
-                    let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
-                    let len: usize = head
-                        .lines()
-                        .find_map(|l| l.strip_prefix("content-length:"))
-                        .and_then(|v| v.trim().parse().ok())
-                        .unwrap_or(0);
-                    if buf.len() >= end + 4 + len {
-                        break buf[end + 4..end + 4 + len].to_vec();
-                    }
-                };
-                counter.fetch_add(1, Ordering::SeqCst);
-                let review: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-                let req = &review["request"];
-                let desired = req["desiredAPIVersion"].as_str().unwrap_or("");
-                let converted: Vec<Value> = req["objects"]
-                    .as_array()
-                    .map(|a| a.iter().map(|o| convert(o, desired)).collect())
-                    .unwrap_or_default();
-                let resp = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
-                    "response": {"uid": req["uid"], "convertedObjects": converted, "result": {"status": "Success"}}});
-                let out = serde_json::to_vec(&resp).expect("json");
-                let head = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-                    out.len()
-                );
-                let _ = tls.write_all(head.as_bytes()).await;
-                let _ = tls.write_all(&out).await;
-                let _ = tls.shutdown().await;
-            });
-        }
-    });
+    let port = review_server::serve(cert_pem, key_pem, move |_path, review| {
+        counter.fetch_add(1, Ordering::SeqCst);
+        let req = &review["request"];
+        let desired = req["desiredAPIVersion"].as_str().unwrap_or("");
+        let converted: Vec<Value> = req["objects"]
+            .as_array()
+            .map(|a| a.iter().map(|o| convert(o, desired)).collect())
+            .unwrap_or_default();
+        let resp = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+            "response": {"uid": req["uid"], "convertedObjects": converted, "result": {"status": "Success"}}});
+        (serde_json::to_vec(&resp).expect("json"), std::time::Duration::ZERO)
+    })
+    .await;
     (port, calls)
 }
 

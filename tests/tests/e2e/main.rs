@@ -32,6 +32,7 @@ mod protobuf;
 mod rbac;
 mod resilience;
 mod rest;
+mod review_server;
 mod services;
 mod watch;
 mod watch_cache;

@@ -10,12 +10,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
-use rustls_pki_types::pem::PemObject;
-use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use serde_json::{json, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::harness::{eventually, TestCluster};
+use crate::review_server;
 
 /// Calls per path, and per (path, object name).
 #[derive(Default)]
@@ -110,73 +108,12 @@ fn answer(path: &str, review: &Value, calls: &Calls) -> (Vec<u8>, Duration) {
 /// Serves AdmissionReviews over HTTPS on 127.0.0.1 with the given
 /// certificate, one request per connection.
 async fn start_webhook_server(cert_pem: &[u8], key_pem: &[u8]) -> (u16, Arc<Calls>) {
-    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(cert_pem)
-        .collect::<Result<_, _>>()
-        .expect("certs");
-    let key = PrivateKeyDer::from_pem_slice(key_pem).expect("key");
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let cfg = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .expect("versions")
-        .with_no_client_auth()
-        .with_single_cert(certs, key)
-        .expect("server config");
-    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(cfg));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let port = listener.local_addr().expect("addr").port();
     let calls = Arc::new(Calls::default());
     let counter = calls.clone();
-    tokio::spawn(async move {
-        loop {
-            let Ok((tcp, _)) = listener.accept().await else {
-                return;
-            };
-            let (acceptor, counter) = (acceptor.clone(), counter.clone());
-            tokio::spawn(async move {
-                let Ok(mut tls) = acceptor.accept(tcp).await else {
-                    return;
-                };
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 16384];
-                let (path, body) = loop {
-                    let Ok(n) = tls.read(&mut chunk).await else {
-                        return;
-                    };
-                    if n == 0 {
-                        return;
-                    }
-                    buf.extend_from_slice(&chunk[..n]);
-                    let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
-                        continue;
-                    };
-                    let head = String::from_utf8_lossy(&buf[..end]).to_string();
-                    let len: usize = head
-                        .to_ascii_lowercase()
-                        .lines()
-                        .find_map(|l| l.strip_prefix("content-length:").map(str::to_string))
-                        .and_then(|v| v.trim().parse().ok())
-                        .unwrap_or(0);
-                    if buf.len() >= end + 4 + len {
-                        let target = head.split_whitespace().nth(1).unwrap_or("/").to_string();
-                        let path = target.split('?').next().unwrap_or("/").to_string();
-                        break (path, buf[end + 4..end + 4 + len].to_vec());
-                    }
-                };
-                let review: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-                let (out, delay) = answer(&path, &review, &counter);
-                tokio::time::sleep(delay).await;
-                let head = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-                    out.len()
-                );
-                let _ = tls.write_all(head.as_bytes()).await;
-                let _ = tls.write_all(&out).await;
-                let _ = tls.shutdown().await;
-            });
-        }
-    });
+    let port = review_server::serve(cert_pem, key_pem, move |path, review| {
+        answer(path, review, &counter)
+    })
+    .await;
     (port, calls)
 }
 
