@@ -10,6 +10,7 @@ pub mod informer;
 pub mod json_patch;
 pub mod list;
 pub mod list_encoded;
+pub mod read;
 pub mod resource;
 #[cfg(test)]
 mod shared_cache_tests;

@@ -167,7 +167,11 @@ impl ClusterIpAllocator {
             },
             "spec": {"parentRef": {"group": "", "resource": "services", "namespace": namespace, "name": name}},
         });
-        Bytes::from(serde_json::to_vec(&obj).unwrap_or_default())
+        // Stored as every built-in object is: protobuf.
+        let bytes = apiserver::protobuf::encode_for_storage(&obj)
+            .or_else(|_| serde_json::to_vec(&obj))
+            .unwrap_or_default();
+        Bytes::from(bytes)
     }
 
     /// Reserves `ip` for the Service `namespace/name`.

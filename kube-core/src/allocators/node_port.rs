@@ -84,7 +84,8 @@ impl NodePortAllocator {
         let Some(kv) = kv else {
             return (vec![0; bytes], 0);
         };
-        let mut bits = serde_json::from_slice::<Value>(&kv.value)
+        // Protobuf as upstream writes it; JSON as this server wrote it before.
+        let mut bits = apiserver::protobuf::decode_from_storage(&kv.value)
             .ok()
             .and_then(|v| v.get("data").and_then(Value::as_str).map(str::to_string))
             .and_then(|d| base64::engine::general_purpose::STANDARD.decode(d).ok())
@@ -93,7 +94,7 @@ impl NodePortAllocator {
         (bits, kv.mod_revision)
     }
 
-    fn encode(&self, bits: &[u8]) -> Bytes {
+    fn encode(&self, bits: &[u8]) -> Result<Bytes, PortError> {
         let obj = json!({
             "kind": "RangeAllocation",
             "apiVersion": "v1",
@@ -101,7 +102,9 @@ impl NodePortAllocator {
             "range": self.range.to_string(),
             "data": base64::engine::general_purpose::STANDARD.encode(bits),
         });
-        Bytes::from(serde_json::to_vec(&obj).unwrap_or_default())
+        apiserver::protobuf::encode_for_storage(&obj)
+            .map(Bytes::from)
+            .map_err(|e| PortError::Storage(format!("encoding the node port range: {e}")))
     }
 
     /// Runs `change` on the bitmap and writes it back with compare-and-swap,
@@ -121,12 +124,11 @@ impl NodePortAllocator {
                     let out = change(&mut bits);
                     async move {
                         let out = out?;
+                        let bytes = self.encode(&bits)?;
                         let write = if rev == 0 {
-                            self.storage.create(&self.key, self.encode(&bits)).await
+                            self.storage.create(&self.key, bytes).await
                         } else {
-                            self.storage
-                                .update(&self.key, rev, self.encode(&bits))
-                                .await
+                            self.storage.update(&self.key, rev, bytes).await
                         };
                         match write {
                             Ok(_) => Ok(out),

@@ -10,7 +10,9 @@ use crate::apimachinery::errors::ApiError;
 use crate::body::{self, BoxError, Response};
 use crate::endpoints::negotiation::{Format, Negotiated, Output};
 use crate::registry::cached::{list_item, typed_item_prefix, CachedPage};
-use crate::registry::store::{ListOptions, ListPage, Store};
+use crate::registry::list_encoded::EtcdListPager;
+use crate::registry::read::{ListForm, ListRead, ObjectRead};
+use crate::registry::store::{ListPage, Store};
 use crate::registry::table;
 use crate::storage::cacher::CachedObject;
 use futures_util::StreamExt;
@@ -23,15 +25,12 @@ pub async fn get(
     neg: &Negotiated,
 ) -> Result<Response, ApiError> {
     let rv = rest.query.get("resourceVersion").unwrap_or("");
-    if let Some(cached) = rest
-        .store
-        .get_from_cache(namespace, &rest.info.name, rv)
-        .await?
-    {
-        return Ok(cached_object_response(rest.store, &cached, neg));
-    }
-    let obj = rest.store.get(namespace, &rest.info.name).await?;
-    Ok(respond(200, &shape_object(rest.store, obj, neg), neg))
+    Ok(
+        match rest.store.read(namespace, &rest.info.name, rv).await? {
+            ObjectRead::Encoded(obj) => cached_object_response(rest.store, &obj, neg),
+            ObjectRead::Decoded(obj) => respond(200, &shape_object(rest.store, obj, neg), neg),
+        },
+    )
 }
 
 /// One object served from the cache: JSON and protobuf straight from the
@@ -62,26 +61,18 @@ pub async fn list(
     neg: &Negotiated,
 ) -> Result<Response, ApiError> {
     let opts = rest.query.list_options()?;
-    if let Some(page) = rest.store.list_from_cache(namespace, &opts).await? {
-        return Ok(cached_list_response(rest.store, page, neg));
-    }
-    let def = &rest.store.def;
-    // Built-in kinds listed as objects stream from their served bytes,
-    // never holding the whole list decoded (custom resources keep the
-    // batched path: their conversion webhooks take a list at a time).
-    if neg.output == Output::Object
-        && !neg.pretty
-        && matches!(neg.format, Format::Json | Format::Protobuf)
-        && crate::protobuf::is_known(&def.api_version(), &def.kind)
-    {
-        if neg.format == Format::Json && opts.limit.filter(|l| *l > 0).is_none() {
-            return streamed_etcd_list(rest.store, namespace, &opts).await;
-        }
-        let page = rest.store.list_encoded(namespace, &opts).await?;
-        return Ok(cached_list_response(rest.store, page, neg));
-    }
-    let page = rest.store.list(namespace, &opts).await?;
-    Ok(respond(200, &list_body(rest.store, page, neg), neg))
+    // Objects (not Tables or metadata) in JSON or protobuf are written from
+    // their served bytes; a JSON list streams.
+    let form = match (neg.output, neg.pretty, neg.format) {
+        (Output::Object, false, Format::Json) => ListForm::Streamed,
+        (Output::Object, false, Format::Protobuf) => ListForm::Encoded,
+        _ => ListForm::Decoded,
+    };
+    Ok(match rest.store.read_list(namespace, &opts, form).await? {
+        ListRead::Encoded(page) => cached_list_response(rest.store, page, neg),
+        ListRead::Streamed(pager) => streamed_etcd_list(rest.store, pager).await?,
+        ListRead::Decoded(page) => respond(200, &list_body(rest.store, page, neg), neg),
+    })
 }
 
 /// A list served from the cache. Plain JSON is streamed item by item from
@@ -121,12 +112,7 @@ fn cached_list_response(store: &Store, page: CachedPage, neg: &Negotiated) -> Re
 /// later one only when the previous has been written. A failure after the
 /// first page ends the body early, which clients see as a broken response,
 /// never as a short list.
-async fn streamed_etcd_list(
-    store: &Store,
-    namespace: &str,
-    opts: &ListOptions,
-) -> Result<Response, ApiError> {
-    let mut pager = store.list_pager(namespace, opts)?;
+async fn streamed_etcd_list(store: &Store, mut pager: EtcdListPager) -> Result<Response, ApiError> {
     let first = pager.next_page().await?.unwrap_or_default();
     let list_page = ListPage {
         items: Vec::new(),

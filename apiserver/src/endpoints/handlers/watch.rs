@@ -20,6 +20,7 @@ use crate::apimachinery::errors::ApiError;
 use crate::body::{self, BoxError, Response};
 use crate::endpoints::negotiation::{Format, Negotiated, Output};
 use crate::registry::cached::CachedWatchEvent;
+use crate::registry::read::WatchRead;
 use crate::registry::store::Store;
 use crate::registry::table;
 use crate::registry::watch::{Event, WatchOptions};
@@ -70,21 +71,10 @@ pub async fn serve_watch(
         timeout: Some(timeout),
     };
     crate::registry::watch::validate_watch_options(&opts)?;
-    let rv = opts.list.resource_version.clone().unwrap_or_default();
-    let send_initial = opts
-        .send_initial_events
-        .unwrap_or(rv.is_empty() || rv == "0");
-    if let Some(rx) = rest.store.watch_from_cache(
-        namespace,
-        &opts.list,
-        send_initial,
-        opts.send_initial_events == Some(true),
-        opts.allow_bookmarks,
-        timeout,
-    )? {
-        return Ok(cached_watch_response(rest.store.clone(), rx, *neg));
-    }
-    let rx = rest.store.watch(namespace, opts).await?;
+    let rx = match rest.store.watch_events(namespace, opts, timeout).await? {
+        WatchRead::Encoded(rx) => return Ok(cached_watch_response(rest.store.clone(), rx, *neg)),
+        WatchRead::Decoded(rx) => rx,
+    };
     let def = rest.store.def.clone();
     let neg = *neg;
     let mut first = true;

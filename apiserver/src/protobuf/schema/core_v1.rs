@@ -13,6 +13,16 @@ pub(super) const MESSAGES: &[Message] = &[
         ],
     ),
     msg("core.v1.ClientIPConfig", &[int32p(1, "timeoutSeconds")]),
+    // The allocators' state (`/registry/ranges/...`), stored as upstream
+    // stores it.
+    msg(
+        "core.v1.RangeAllocation",
+        &[
+            m(1, "metadata", "meta.v1.ObjectMeta"),
+            s(2, "range"),
+            by(3, "data"),
+        ],
+    ),
     msg(
         "core.v1.ConfigMap",
         &[

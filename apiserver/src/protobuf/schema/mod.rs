@@ -328,6 +328,7 @@ const KINDS: &[(&str, &str, &[&str])] = &[
         &[
             "Binding",
             "ConfigMap",
+            "RangeAllocation",
             "Endpoints",
             "Event",
             "LimitRange",
