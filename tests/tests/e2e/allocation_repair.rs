@@ -5,7 +5,9 @@
 
 use std::time::Duration;
 
-use base64::Engine;
+use k8s_pb::api::core::v1::RangeAllocation;
+use k8s_pb::apimachinery::pkg::runtime::Unknown;
+use prost::Message;
 use serde_json::{json, Value};
 
 use crate::harness::{eventually, TestCluster};
@@ -41,19 +43,26 @@ fn repairing_kube_core(c: &TestCluster) -> tokio::process::Child {
         .expect("starting a repairing kube-core")
 }
 
-/// The node ports set in the stored bitmap.
-async fn bitmap_ports(etcd: &mut etcd_client::Client) -> (Value, Vec<i64>) {
+/// The stored node-port bitmap (a RangeAllocation in protobuf, as upstream
+/// stores it) and the ports set in it.
+async fn bitmap_ports(etcd: &mut etcd_client::Client) -> (RangeAllocation, Vec<i64>) {
     let resp = etcd.get(NODE_PORTS, None).await.expect("etcd get");
     let kv = resp.kvs().first().expect("bitmap stored");
-    let obj: Value = serde_json::from_slice(kv.value()).expect("RangeAllocation JSON");
-    let bits = base64::engine::general_purpose::STANDARD
-        .decode(obj["data"].as_str().unwrap_or(""))
-        .expect("base64");
+    let body = kv
+        .value()
+        .strip_prefix(b"k8s\0".as_slice())
+        .expect("the bitmap is stored in protobuf");
+    let unknown = Unknown::decode(body).expect("runtime.Unknown");
+    let kind = unknown.type_meta.as_ref().and_then(|t| t.kind.clone());
+    assert_eq!(kind.as_deref(), Some("RangeAllocation"));
+    let range = RangeAllocation::decode(unknown.raw.unwrap_or_default().as_slice())
+        .expect("RangeAllocation");
+    let bits = range.data.clone().unwrap_or_default();
     let ports = (0..bits.len() * 8)
         .filter(|i| bits[i / 8] & (1 << (i % 8)) != 0)
         .map(|i| 30000 + i as i64)
         .collect();
-    (obj, ports)
+    (range, ports)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -110,14 +119,14 @@ async fn repair_loops_restore_and_release_allocations() {
     let mut etcd = etcd_client::Client::connect([c.cluster.etcd_url()], None)
         .await
         .expect("etcd");
-    let (mut obj, ports) = bitmap_ports(&mut etcd).await;
+    let (mut range, ports) = bitmap_ports(&mut etcd).await;
     assert!(ports.contains(&30080), "{ports:?}");
+    assert_eq!(range.range.as_deref(), Some("30000-32767"));
     let mut bits = vec![0u8; 2768usize.div_ceil(8)];
     bits[0] |= 1 << 1; // 30001
-    obj["data"] = json!(base64::engine::general_purpose::STANDARD.encode(&bits));
-    etcd.put(NODE_PORTS, obj.to_string(), None)
-        .await
-        .expect("etcd put");
+    range.data = Some(bits);
+    let stored = crate::client_go_writes::envelope("v1", "RangeAllocation", &range);
+    etcd.put(NODE_PORTS, stored, None).await.expect("etcd put");
     let repaired = eventually(Duration::from_secs(30), || async {
         let mut etcd = etcd.clone();
         let (_, ports) = bitmap_ports(&mut etcd).await;
