@@ -22,7 +22,7 @@ use anyhow::Context;
 use apiserver::admission::AdmissionChain;
 use apiserver::registry::catalog::Catalog;
 use apiserver::registry::store::Store;
-use apiserver::server::handler::ApiServer;
+use apiserver::server::handler::GenericApiServer;
 use apiserver::server::options::{
     AuthenticationOptions, DelegationOptions, EtcdOptions, GenericOptions, SecureServingOptions,
 };
@@ -161,7 +161,7 @@ async fn main() -> anyhow::Result<()> {
         openapi_v2,
         own_openapi: own_openapi.clone(),
     });
-    let mut api = ApiServer::new(groups, Some(delegate), address).with_interceptor(router);
+    let mut api = GenericApiServer::new(groups, Some(delegate), address).with_interceptor(router);
     api.set_openapi(own_openapi);
     api.readyz.add(
         "etcd",

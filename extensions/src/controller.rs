@@ -17,7 +17,7 @@ use apiserver::registry::catalog::Catalog;
 use apiserver::registry::resource::Subresource;
 use apiserver::registry::store::{DeleteOptions, ListOptions, Store, UpdateKind, WriteContext};
 use apiserver::registry::watch::WatchOptions;
-use apiserver::server::handler::ApiServer;
+use apiserver::server::handler::GenericApiServer;
 use apiserver::storage::EtcdStorage;
 use serde_json::{json, Value};
 use tokio::sync::Notify;
@@ -31,7 +31,7 @@ const RESYNC: Duration = Duration::from_secs(5);
 
 /// Reconciles CRDs and keeps the served routes in step with them.
 pub struct Controller {
-    api: Arc<ApiServer>,
+    api: Arc<GenericApiServer>,
     crds: Store,
     storage: EtcdStorage,
     prefix: String,
@@ -56,7 +56,7 @@ fn names_of(crd_obj: &Value) -> Value {
 impl Controller {
     /// A controller for the CRDs in `crds`, serving through `api`.
     pub fn new(
-        api: Arc<ApiServer>,
+        api: Arc<GenericApiServer>,
         crds: Store,
         storage: EtcdStorage,
         prefix: &str,

@@ -21,7 +21,7 @@ use apiserver::admission::AdmissionChain;
 use apiserver::authorization::{AlwaysAllowPaths, PrivilegedGroups, UnionAuthorizer};
 use apiserver::registry::catalog::Catalog;
 use apiserver::registry::store::Store;
-use apiserver::server::handler::ApiServer;
+use apiserver::server::handler::GenericApiServer;
 use apiserver::server::options::{
     AuthenticationOptions, EtcdOptions, GenericOptions, SecureServingOptions,
 };
@@ -65,7 +65,7 @@ async fn main() -> anyhow::Result<()> {
     let mut groups = Catalog::default();
     groups.add(crds.clone());
     let address = apiserver::server::listen_address(&opts.serving, DEFAULT_PORT).to_string();
-    let mut api = ApiServer::new(groups, None, address);
+    let mut api = GenericApiServer::new(groups, None, address);
     api.set_routes_pending(true);
     api.readyz.add(
         "etcd",

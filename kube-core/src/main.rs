@@ -15,7 +15,7 @@ use std::sync::Arc;
 use apiserver::admission::AdmissionChain;
 use apiserver::authorization::rbac::RbacAuthorizer;
 use apiserver::authorization::{AlwaysAllow, Authorizer, PrivilegedGroups, UnionAuthorizer};
-use apiserver::server::handler::ApiServer;
+use apiserver::server::handler::GenericApiServer;
 use apiserver::server::options::{
     AuthenticationOptions, DelegationOptions, EtcdOptions, GenericOptions, SecureServingOptions,
 };
@@ -48,7 +48,7 @@ struct Options {
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     watch_cache: bool,
     /// Memory budget of each resource's watch cache; beyond it reads go to etcd.
-    #[arg(long, default_value_t = apiserver::registry::cached::DEFAULT_CACHE_BUDGET)]
+    #[arg(long, default_value_t = apiserver::registry::cache_serving::DEFAULT_CACHE_BUDGET)]
     watch_cache_max_bytes_per_resource: usize,
     /// PEM private key (ECDSA P-256 or RSA) signing service account tokens
     /// (`serviceaccounts/<name>/token`); without it TokenRequest is not served.
@@ -248,7 +248,7 @@ async fn main() -> anyhow::Result<()> {
     let openapi = resources::openapi::build(&groups.defs().cloned().collect::<Vec<_>>());
     let delegate = opts.delegation.delegate()?;
     let address = apiserver::server::listen_address(&opts.serving, DEFAULT_PORT).to_string();
-    let mut api = ApiServer::new(groups, delegate, address);
+    let mut api = GenericApiServer::new(groups, delegate, address);
     api.set_openapi(openapi.clone());
 
     let bootstrapped = Arc::new(AtomicBool::new(false));

@@ -14,7 +14,7 @@
 
 use std::sync::Arc;
 
-use super::cached::{CachedPage, StoreCodec};
+use super::cache_serving::{CachedPage, StoreCodec};
 use super::store::{storage_error, ListOptions, Store};
 use crate::apimachinery::errors::ApiError;
 use crate::storage::cacher::{CachedObject, Codec};

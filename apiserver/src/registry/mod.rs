@@ -1,7 +1,7 @@
 //! Resources and the generic store that serves them.
 
 pub mod admit;
-pub mod cached;
+pub mod cache_serving;
 pub mod catalog;
 pub mod conversion;
 pub mod delete;

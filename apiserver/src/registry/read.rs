@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::cached::{CachedPage, CachedWatchEvent};
+use super::cache_serving::{CachedPage, CachedWatchEvent};
 use super::list::{ListOptions, ListPage};
 use super::list_encoded::EtcdListPager;
 use super::store::Store;

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::cached::CachedWatchEvent;
+use super::cache_serving::CachedWatchEvent;
 use super::resource::ResourceDef;
 use super::store::{ListOptions, Store};
 use crate::registry::admit::AdmitAll;

@@ -18,8 +18,10 @@ use crate::proxy::Delegate;
 use crate::registry::catalog::{Catalog, Route};
 use crate::request::info::{NonResource, RequestInfo};
 
-/// The non-filter part of an API server.
-pub struct ApiServer {
+/// The server behind a tier's filter chain (upstream's `GenericAPIServer`):
+/// what it serves itself (its [`Catalog`], health checks, version, metrics,
+/// OpenAPI, discovery), and the delegate it hands everything else to.
+pub struct GenericApiServer {
     groups: RwLock<Arc<Catalog>>,
     delegate: Option<Delegate>,
     pub livez: HealthChecks,
@@ -54,14 +56,14 @@ pub trait Interceptor: Send + Sync {
 }
 
 /// Serves a non-resource path (e.g. `/openapi/v3/...`) registered with
-/// [`ApiServer::add_non_resource`].
+/// [`GenericApiServer::add_non_resource`].
 pub type NonResourceHandler =
     Arc<dyn Fn(Request) -> futures_util::future::BoxFuture<'static, Response> + Send + Sync>;
 
-impl ApiServer {
+impl GenericApiServer {
     /// A server serving `groups`, delegating the rest to `delegate`.
     pub fn new(groups: Catalog, delegate: Option<Delegate>, server_address: String) -> Self {
-        ApiServer {
+        GenericApiServer {
             groups: RwLock::new(Arc::new(groups)),
             delegate,
             livez: HealthChecks::new(),
@@ -408,7 +410,7 @@ mod tests {
 
     #[tokio::test]
     async fn unknown_routes_are_503_while_pending_then_404() {
-        let api = Arc::new(ApiServer::new(Catalog::default(), None, "x".into()));
+        let api = Arc::new(GenericApiServer::new(Catalog::default(), None, "x".into()));
         api.set_routes_pending(true);
         let resp = api
             .clone()
@@ -431,7 +433,7 @@ mod tests {
 
     #[tokio::test]
     async fn non_resource_handlers_serve_their_prefix() {
-        let api = Arc::new(ApiServer::new(Catalog::default(), None, "x".into()));
+        let api = Arc::new(GenericApiServer::new(Catalog::default(), None, "x".into()));
         api.add_non_resource(
             "/openapi/v3",
             Arc::new(|_req| Box::pin(async { json_response(200, &serde_json::json!({}), false) })),

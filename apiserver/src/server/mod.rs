@@ -17,7 +17,7 @@ use anyhow::Context;
 
 use crate::authorization::Authorizer;
 use crate::filters::{service_fn, HttpService};
-use handler::ApiServer;
+use handler::GenericApiServer;
 use options::{AuthenticationOptions, GenericOptions, SecureServingOptions};
 
 /// Everything needed to run one tier's HTTPS server.
@@ -97,7 +97,7 @@ pub fn raise_open_files_limit() {
 }
 
 /// Serves `api` behind the full handler chain until SIGTERM/Ctrl-C.
-pub async fn run(cfg: ServerConfig<'_>, api: Arc<ApiServer>) -> anyhow::Result<()> {
+pub async fn run(cfg: ServerConfig<'_>, api: Arc<GenericApiServer>) -> anyhow::Result<()> {
     raise_open_files_limit();
     memory::configure_allocator();
     tokio::spawn(memory::run_trimmer());

@@ -22,7 +22,7 @@ use apiserver::authentication::UserInfo;
 use apiserver::endpoints::handlers::json_response;
 use apiserver::registry::catalog::Catalog;
 use apiserver::registry::resource::ResourceDef;
-use apiserver::server::handler::ApiServer;
+use apiserver::server::handler::GenericApiServer;
 use apiserver::server::options::{AuthenticationOptions, GenericOptions, SecureServingOptions};
 use clap::Parser;
 use serde_json::{json, Value};
@@ -137,7 +137,8 @@ async fn main() -> anyhow::Result<()> {
     let mut groups = Catalog::default();
     register(&mut groups, node, usage);
     let address = apiserver::server::listen_address(&opts.serving, DEFAULT_PORT).to_string();
-    let api = ApiServer::new(groups, None, address).with_interceptor(Arc::new(openapi::OpenApi));
+    let api =
+        GenericApiServer::new(groups, None, address).with_interceptor(Arc::new(openapi::OpenApi));
     apiserver::server::run(
         apiserver::server::ServerConfig {
             name: "example-metrics-server",

@@ -9,7 +9,7 @@ use super::{bytes_response, respond, shape_object, RestRequest};
 use crate::apimachinery::errors::ApiError;
 use crate::body::{self, BoxError, Response};
 use crate::endpoints::negotiation::{Format, Negotiated, Output};
-use crate::registry::cached::{list_item, typed_item_prefix, CachedPage};
+use crate::registry::cache_serving::{list_item, typed_item_prefix, CachedPage};
 use crate::registry::list_encoded::EtcdListPager;
 use crate::registry::read::{ListForm, ListRead, ObjectRead};
 use crate::registry::store::{ListPage, Store};

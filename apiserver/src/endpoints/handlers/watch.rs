@@ -19,7 +19,7 @@ use super::RestRequest;
 use crate::apimachinery::errors::ApiError;
 use crate::body::{self, BoxError, Response};
 use crate::endpoints::negotiation::{Format, Negotiated, Output};
-use crate::registry::cached::CachedWatchEvent;
+use crate::registry::cache_serving::CachedWatchEvent;
 use crate::registry::read::WatchRead;
 use crate::registry::store::Store;
 use crate::registry::table;
