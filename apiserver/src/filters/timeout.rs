@@ -29,10 +29,11 @@ impl Filter for RequestTimeout {
             return Box::pin(next.run(req));
         }
         let mut deadline = self.default;
-        if let Some(t) = Query::from_uri(req.uri())
-            .get("timeout")
-            .filter(|t| !t.is_empty())
-        {
+        let query = match req.extensions().get::<RequestInfo>() {
+            Some(info) => Query::of(info),
+            None => Query::from_uri(req.uri()),
+        };
+        if let Some(t) = query.get("timeout").filter(|t| !t.is_empty()) {
             match parse_go_duration(t) {
                 Ok(d) if d > Duration::ZERO => deadline = deadline.min(d),
                 Ok(_) => {}

@@ -91,6 +91,7 @@ fn with_prost(api_version: &str, kind: &str, raw: &[u8]) -> Result<Prosted, pros
     kinds! {
         "v1" "Binding" => api::core::v1::Binding,
         "v1" "ConfigMap" => api::core::v1::ConfigMap,
+        "v1" "RangeAllocation" => api::core::v1::RangeAllocation,
         "v1" "Endpoints" => api::core::v1::Endpoints,
         "v1" "Event" => api::core::v1::Event,
         "v1" "LimitRange" => api::core::v1::LimitRange,

@@ -51,6 +51,9 @@ pub struct RequestInfo {
     /// What a non-resource request asks for ([`NonResource::Other`] for
     /// resource requests), so that no tier splits the path again.
     pub non_resource: NonResource,
+    /// The query string, parsed once (Go's `url.ParseQuery`) for every
+    /// filter and handler that reads a parameter.
+    pub query: std::sync::Arc<[(String, String)]>,
 }
 
 /// The non-resource endpoints every tier serves or routes, recognised once
@@ -188,6 +191,7 @@ fn resolve(method: &str, raw_path: &str, query: Option<&str>) -> (RequestInfo, O
     let mut info = RequestInfo {
         path: path.clone(),
         verb: method.to_lowercase(),
+        query: parse_query(query).into(),
         ..RequestInfo::default()
     };
     let trimmed = path.trim_matches('/');
@@ -271,7 +275,7 @@ fn resolve(method: &str, raw_path: &str, query: Option<&str>) -> (RequestInfo, O
         info.resource = resource.clone();
     }
 
-    let pairs = parse_query(query);
+    let pairs = info.query.clone();
     if info.name.is_empty() && info.verb == "get" {
         match decode_list_options(&pairs) {
             Ok((watch, field_selector)) => {

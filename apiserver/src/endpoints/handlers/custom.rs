@@ -187,7 +187,7 @@ fn connect_options(kind: &str, query: &Query) -> Value {
     let mut out = serde_json::Map::new();
     out.insert("kind".into(), Value::from(kind));
     out.insert("apiVersion".into(), Value::from("v1"));
-    for (k, v) in &query.0 {
+    for (k, v) in query.0.iter() {
         if k == "command" {
             let list = out
                 .entry("command")

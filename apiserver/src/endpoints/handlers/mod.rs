@@ -35,12 +35,18 @@ use crate::registry::table;
 use crate::request::info::{parse_query, RequestInfo};
 
 /// Query parameters of a request, first value wins.
-pub struct Query(Vec<(String, String)>);
+pub struct Query(std::sync::Arc<[(String, String)]>);
 
 impl Query {
-    /// Parses the query string of a URI.
+    /// Parses the query string of a URI (where no [`RequestInfo`] is at
+    /// hand; a request past the filters has its query parsed already).
     pub fn from_uri(uri: &http::Uri) -> Self {
-        Query(parse_query(uri.query()))
+        Query(parse_query(uri.query()).into())
+    }
+
+    /// The query the request-info filter parsed.
+    pub fn of(info: &RequestInfo) -> Self {
+        Query(info.query.clone())
     }
 
     /// The first value of `name`.
@@ -624,7 +630,7 @@ pub async fn serve(store: &Store, info: &RequestInfo, req: Request) -> Response 
     let rest = RestRequest {
         store,
         info,
-        query: Query::from_uri(req.uri()),
+        query: Query::of(info),
         user,
         user_agent,
         warnings: Default::default(),
