@@ -5,7 +5,7 @@ use std::net::IpAddr;
 
 use apiserver::storage::{EtcdStorage, StorageError};
 use bytes::Bytes;
-use serde_json::json;
+use serde_json::{json, Value};
 
 /// A parsed service CIDR (IPv4 or IPv6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -219,7 +219,41 @@ impl ClusterIpAllocator {
         Err(IpError::Full)
     }
 
-    /// Frees `ip` (no-op when it is not allocated).
+    /// Frees `ip` if the Service `namespace/name` holds it (its IPAddress
+    /// names that Service as parent); an address another Service holds, or
+    /// one not allocated, is left as it is. The delete is conditional on the
+    /// record read, so a concurrent reallocation is never freed either.
+    pub async fn release_held(&self, ip: IpAddr, namespace: &str, name: &str) {
+        let key = self.key(ip);
+        let kv = match self.storage.get(&key).await {
+            Ok(Some(kv)) => kv,
+            Ok(None) => return,
+            Err(e) => {
+                tracing::warn!(%ip, error = %e, "reading a cluster IP to release");
+                return;
+            }
+        };
+        let parent = apiserver::protobuf::decode_from_storage(&kv.value)
+            .ok()
+            .and_then(|o| o.pointer("/spec/parentRef").cloned());
+        let held = parent.as_ref().is_some_and(|p| {
+            p.get("resource").and_then(Value::as_str) == Some("services")
+                && p.get("namespace").and_then(Value::as_str) == Some(namespace)
+                && p.get("name").and_then(Value::as_str) == Some(name)
+        });
+        if !held {
+            tracing::warn!(%ip, service = %format!("{namespace}/{name}"), "not releasing a cluster IP the Service does not hold");
+            return;
+        }
+        if let Err(e) = self.storage.delete(&key, Some(kv.mod_revision)).await {
+            if !matches!(e, StorageError::NotFound | StorageError::Conflict { .. }) {
+                tracing::warn!(%ip, error = %e, "releasing cluster IP");
+            }
+        }
+    }
+
+    /// Frees `ip` whoever holds it (no-op when it is not allocated): for
+    /// the repair loop, which has checked that no Service uses it.
     pub async fn release(&self, ip: IpAddr) {
         if let Err(e) = self.storage.delete(&self.key(ip), None).await {
             if !matches!(e, StorageError::NotFound) {

@@ -5,6 +5,7 @@
 use std::net::IpAddr;
 
 use apiserver::apimachinery::errors::ApiError;
+use apiserver::apimachinery::meta;
 use apiserver::apimachinery::validation::{FieldError, FieldPath};
 use apiserver::registry::strategy::Strategy;
 use futures_util::future::BoxFuture;
@@ -28,7 +29,17 @@ fn invalid(obj: &Value, err: FieldError) -> ApiError {
     ApiError::invalid("", "Service", name, &[err])
 }
 
-fn wants_node_ports(spec: &Value) -> bool {
+/// Whether a Service of this type holds node ports at all.
+fn holds_node_ports(spec: &Value) -> bool {
+    matches!(
+        spec.get("type").and_then(Value::as_str),
+        Some("NodePort" | "LoadBalancer")
+    )
+}
+
+/// Whether ports without a `nodePort` get one (upstream's
+/// `shouldAllocateNodePorts`); a requested one is allocated either way.
+fn allocates_new_node_ports(spec: &Value) -> bool {
     match spec.get("type").and_then(Value::as_str) {
         Some("NodePort") => true,
         Some("LoadBalancer") => {
@@ -103,7 +114,7 @@ impl AllocatingServiceStrategy {
     async fn allocate_ports(&self, obj: &mut Value) -> Result<Vec<i64>, ApiError> {
         let mut taken = Vec::new();
         let spec = obj.get("spec").cloned().unwrap_or(Value::Null);
-        if !wants_node_ports(&spec) {
+        if !holds_node_ports(&spec) {
             return Ok(taken);
         }
         let count = spec
@@ -118,6 +129,7 @@ impl AllocatingServiceStrategy {
                 .filter(|p| *p != 0);
             let result = match requested {
                 Some(p) => self.ports.allocate_specific(p).await.map(|_| p),
+                None if !allocates_new_node_ports(&spec) => continue,
                 None => self.ports.allocate_next().await,
             };
             match result {
@@ -158,20 +170,27 @@ impl AllocatingServiceStrategy {
 }
 
 /// The cluster IPs and node ports a Service holds.
+/// The cluster IPs and node ports a stored Service holds in the allocators:
+/// none of either for what its type cannot hold (an ExternalName holds no
+/// address, a ClusterIP Service no node port), whatever its spec says.
 fn held(obj: &Value) -> (Vec<IpAddr>, Vec<i64>) {
-    let ips = obj
-        .pointer("/spec/clusterIPs")
+    let spec = obj.get("spec").unwrap_or(&Value::Null);
+    let external = spec.get("type").and_then(Value::as_str) == Some("ExternalName");
+    let ips = spec
+        .get("clusterIPs")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
+        .filter(|_| !external)
         .filter_map(Value::as_str)
         .filter_map(|s| s.parse::<IpAddr>().ok())
         .collect();
-    let ports = obj
-        .pointer("/spec/ports")
+    let ports = spec
+        .get("ports")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
+        .filter(|_| holds_node_ports(spec))
         .filter_map(|p| p.get("nodePort").and_then(Value::as_i64))
         .filter(|p| *p != 0)
         .collect();
@@ -201,7 +220,7 @@ impl AllocatingServiceStrategy {
                 took_ip = self.allocate_ip(new).await?;
             }
         }
-        if wants_node_ports(&spec) {
+        if holds_node_ports(&spec) {
             let mut taken = Vec::new();
             let count = spec
                 .get("ports")
@@ -216,6 +235,7 @@ impl AllocatingServiceStrategy {
                 let result = match requested {
                     Some(p) if old_ports.contains(&p) => continue,
                     Some(p) => self.ports.allocate_specific(p).await.map(|_| p),
+                    None if !allocates_new_node_ports(&spec) => continue,
                     None => self.ports.allocate_next().await,
                 };
                 match result {
@@ -232,7 +252,9 @@ impl AllocatingServiceStrategy {
                             self.ports.release(p).await;
                         }
                         if let Some(a) = took_ip {
-                            self.ips.release(a).await;
+                            self.ips
+                                .release_held(a, meta::namespace(new), meta::name(new))
+                                .await;
                         }
                         let path = FieldPath::new("spec")
                             .child("ports")
@@ -265,8 +287,9 @@ impl AllocatingServiceStrategy {
     async fn release_difference(&self, from: &Value, keep: &Value) {
         let (ips, ports) = held(from);
         let (keep_ips, keep_ports) = held(keep);
+        let (namespace, name) = (meta::namespace(from), meta::name(from));
         for ip in ips.into_iter().filter(|i| !keep_ips.contains(i)) {
-            self.ips.release(ip).await;
+            self.ips.release_held(ip, namespace, name).await;
         }
         for p in ports.into_iter().filter(|p| !keep_ports.contains(p)) {
             self.ports.release(p).await;
@@ -319,7 +342,9 @@ impl Strategy for AllocatingServiceStrategy {
             let ip = self.allocate_ip(obj).await?;
             if let Err(e) = self.allocate_ports(obj).await {
                 if let Some(ip) = ip {
-                    self.ips.release(ip).await;
+                    self.ips
+                        .release_held(ip, meta::namespace(obj), meta::name(obj))
+                        .await;
                 }
                 return Err(e);
             }
@@ -329,23 +354,12 @@ impl Strategy for AllocatingServiceStrategy {
 
     fn release<'a>(&'a self, obj: &'a Value) -> BoxFuture<'a, ()> {
         Box::pin(async move {
-            for ip in obj
-                .pointer("/spec/clusterIPs")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .filter_map(|s| s.parse::<IpAddr>().ok())
-            {
-                self.ips.release(ip).await;
+            let (ips, ports) = held(obj);
+            let (namespace, name) = (meta::namespace(obj), meta::name(obj));
+            for ip in ips {
+                self.ips.release_held(ip, namespace, name).await;
             }
-            for p in obj
-                .pointer("/spec/ports")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(|p| p.get("nodePort").and_then(Value::as_i64))
-            {
+            for p in ports {
                 self.ports.release(p).await;
             }
         })

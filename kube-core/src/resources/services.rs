@@ -240,6 +240,21 @@ impl Strategy for ServiceStrategy {
             if name.is_empty() {
                 errs.push(FieldError::required(sp.child("externalName"), ""));
             }
+            // An ExternalName Service holds no address: one written by hand
+            // would be released, another Service's, when it is deleted.
+            let set = |k: &str| match spec.get(k) {
+                Some(Value::Array(a)) => !a.is_empty(),
+                Some(Value::Null) | None => false,
+                Some(_) => true,
+            };
+            for k in ["clusterIPs", "ipFamilies", "ipFamilyPolicy"] {
+                if set(k) {
+                    errs.push(FieldError::forbidden(
+                        sp.child(k),
+                        "may not be set for ExternalName services",
+                    ));
+                }
+            }
         }
         for (i, ip) in spec
             .get("clusterIPs")

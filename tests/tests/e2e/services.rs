@@ -225,3 +225,100 @@ async fn two_kube_cores_never_assign_one_cluster_ip_twice() {
         r.text().await.unwrap_or_default()
     );
 }
+
+/// No Service can free or take an address or node port another Service
+/// holds: an ExternalName may not carry cluster IPs (upstream's
+/// validation), a LoadBalancer without node port allocation still has the
+/// node ports it names allocated, and deleting either leaves the other
+/// Services' allocations in place.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn services_cannot_free_or_steal_other_services_addresses_and_ports() {
+    let c = TestCluster::start().await;
+    let apply = |doc: Value| {
+        let c = &c;
+        async move {
+            c.kubectl_stdin(&["apply", "-f", "-"], Some(&doc.to_string()))
+                .await
+        }
+    };
+    let (ok, _, err) = apply(json!({"apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "victim", "namespace": "default"},
+        "spec": {"ports": [{"port": 80}]}}))
+    .await;
+    assert!(ok, "{err}");
+    let (ok, _, err) = apply(json!({"apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "np", "namespace": "default"},
+        "spec": {"type": "NodePort", "ports": [{"port": 80, "nodePort": 30556}]}}))
+    .await;
+    assert!(ok, "{err}");
+    let victim: Value = serde_json::from_str(
+        &c.kubectl_ok(&["get", "service", "victim", "-o", "json"])
+            .await,
+    )
+    .expect("service json");
+    let ip = victim["spec"]["clusterIP"]
+        .as_str()
+        .expect("clusterIP")
+        .to_string();
+
+    // The victim's address written into an ExternalName Service.
+    let (ok, _, err) = apply(json!({"apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "thief", "namespace": "default"},
+        "spec": {"type": "ExternalName", "externalName": "example.com",
+            "clusterIP": ip, "clusterIPs": [ip]}}))
+    .await;
+    assert!(
+        !ok && err.contains("spec.clusterIPs: Forbidden: may not be set for ExternalName services"),
+        "{err}"
+    );
+    // The NodePort Service's port named by a LoadBalancer that allocates none.
+    let (ok, _, err) = apply(json!({"apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "lb", "namespace": "default"},
+        "spec": {"type": "LoadBalancer", "allocateLoadBalancerNodePorts": false,
+            "ports": [{"port": 80, "nodePort": 30556}]}}))
+    .await;
+    assert!(
+        !ok && err.contains("provided port is already allocated"),
+        "{err}"
+    );
+    // A LoadBalancer that allocates no node ports gets the one it asks for,
+    // and none for the port that names none.
+    let (ok, _, err) = apply(json!({"apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "lb", "namespace": "default"},
+        "spec": {"type": "LoadBalancer", "allocateLoadBalancerNodePorts": false,
+            "ports": [{"name": "a", "port": 80, "nodePort": 30557}, {"name": "b", "port": 81}]}}))
+    .await;
+    assert!(ok, "{err}");
+    let lb: Value =
+        serde_json::from_str(&c.kubectl_ok(&["get", "service", "lb", "-o", "json"]).await)
+            .expect("service json");
+    assert_eq!(lb["spec"]["ports"][0]["nodePort"], 30557);
+    assert!(lb["spec"]["ports"][1].get("nodePort").is_none(), "{lb}");
+    c.kubectl_ok(&["delete", "service", "lb"]).await;
+
+    // Both victims keep what they hold.
+    let held = c
+        .kubectl_ok(&[
+            "get",
+            "ipaddress",
+            &ip,
+            "-o",
+            "jsonpath={.spec.parentRef.name}",
+        ])
+        .await;
+    assert_eq!(held.trim(), "victim");
+    let (ok, _, err) = apply(json!({"apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "np2", "namespace": "default"},
+        "spec": {"type": "NodePort", "ports": [{"port": 80, "nodePort": 30556}]}}))
+    .await;
+    assert!(
+        !ok && err.contains("provided port is already allocated"),
+        "{err}"
+    );
+    // The LoadBalancer's port was released with it.
+    let (ok, _, err) = apply(json!({"apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "np3", "namespace": "default"},
+        "spec": {"type": "NodePort", "ports": [{"port": 80, "nodePort": 30557}]}}))
+    .await;
+    assert!(ok, "{err}");
+}
