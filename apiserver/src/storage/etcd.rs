@@ -374,6 +374,33 @@ impl EtcdStorage {
         }
     }
 
+    /// The keys below `prefix` (no values), at the latest revision: how an
+    /// allocator learns what is taken in one read however large the range.
+    pub async fn list_keys(&self, prefix: &str) -> Result<Vec<String>, StorageError> {
+        let prefix = normalize_prefix(prefix);
+        let options = GetOptions::new()
+            .with_range(prefix_range_end(prefix.as_bytes()))
+            .with_keys_only();
+        let resp = self
+            .call("list", move |client, max| {
+                let prefix = prefix.clone();
+                let options = options.clone();
+                async move {
+                    client
+                        .kv_client()
+                        .max_decoding_message_size(max)
+                        .get(prefix, Some(options))
+                        .await
+                }
+            })
+            .await?;
+        Ok(resp
+            .kvs()
+            .iter()
+            .filter_map(|kv| kv.key_str().ok().map(str::to_string))
+            .collect())
+    }
+
     /// Reads one page of the keys under `req.prefix` (see [`ListRequest`]).
     ///
     /// The page holds at most `limit` keys from `start_key` (or the prefix) in

@@ -195,16 +195,40 @@ impl ClusterIpAllocator {
         }
     }
 
-    /// Picks a free address: a random start, then the next free one.
+    /// Picks a free address: a random start, then the next free one. The
+    /// addresses taken are learnt with one keys-only read, so an allocation
+    /// costs that read and one create, whatever the range's fill (a create
+    /// that loses a race to another writer moves on to the next free one,
+    /// a bounded number of times).
     pub async fn allocate_next(&self, namespace: &str, name: &str) -> Result<IpAddr, IpError> {
+        const RACES: usize = 16;
         let size = self.cidr.size();
         let usable = if self.cidr.v6 { size - 1 } else { size - 2 };
+        let taken: std::collections::HashSet<u128> = self
+            .storage
+            .list_keys(&format!("{}/ipaddresses/", self.prefix))
+            .await
+            .map_err(|e| IpError::Storage(e.to_string()))?
+            .iter()
+            .filter_map(|k| k.rsplit('/').next()?.parse::<IpAddr>().ok())
+            .filter_map(|ip| self.cidr.to_u128(ip))
+            .filter(|v| *v > self.cidr.base)
+            .map(|v| v - self.cidr.base)
+            .collect();
+        if taken.len() as u128 >= usable {
+            return Err(IpError::Full);
+        }
+        // Upstream keeps the lower band for static addresses; start at
+        // random in the whole range and scan forward from there.
         let start = random_u128() % usable;
-        // Upstream keeps the lower band for static addresses; try the upper
-        // band first by starting at random, then scan the whole range.
-        let attempts = usable.min(1 << 20);
-        for i in 0..attempts {
+        let mut races = 0;
+        let mut lost = std::collections::HashSet::new();
+        let scan = usable.min(1 << 24);
+        for i in 0..scan {
             let offset = 1 + (start + i) % usable;
+            if taken.contains(&offset) || lost.contains(&offset) {
+                continue;
+            }
             let ip = self.cidr.nth(offset);
             match self
                 .storage
@@ -212,7 +236,11 @@ impl ClusterIpAllocator {
                 .await
             {
                 Ok(_) => return Ok(ip),
-                Err(StorageError::AlreadyExists) => continue,
+                Err(StorageError::AlreadyExists) if races < RACES => {
+                    races += 1;
+                    lost.insert(offset);
+                }
+                Err(StorageError::AlreadyExists) => break,
                 Err(e) => return Err(IpError::Storage(e.to_string())),
             }
         }
