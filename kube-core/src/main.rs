@@ -241,7 +241,11 @@ async fn main() -> anyhow::Result<()> {
         Arc::new(bound_token_validator(&groups, &storage, &prefix));
     let review_authenticator = opts.authentication.build()?.authenticator;
     review_authenticator.set_validator(validator.clone());
-    resources::register_token_review(&mut groups, review_authenticator);
+    resources::register_token_review(
+        &mut groups,
+        review_authenticator,
+        opts.authentication.audiences(),
+    );
     resources::register_access_reviews(&mut groups, authorizer.clone(), rbac_authorizer.clone());
     // The served document also covers the kinds custom handlers serve
     // (bindings, tokenreviews, the access reviews, selfsubjectreviews).

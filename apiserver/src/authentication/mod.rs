@@ -52,6 +52,9 @@ pub struct AuthRequest<'a> {
     pub headers: &'a http::HeaderMap,
     pub peer_certificates: Option<&'a PeerCertificates>,
     pub path: &'a str,
+    /// The audiences a token must be valid for: a TokenReview's
+    /// `spec.audiences`; `None` for this server's own (`--api-audiences`).
+    pub audiences: Option<&'a [String]>,
 }
 
 /// The answer of one authenticator.

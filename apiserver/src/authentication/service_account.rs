@@ -208,8 +208,14 @@ impl ServiceAccountAuthenticator {
         })
     }
 
-    /// Verifies a token; the claims when valid.
+    /// Verifies a token for this server's audiences; the claims when valid.
     pub fn verify(&self, token: &str) -> Result<Value, String> {
+        self.verify_for(token, &self.audiences)
+    }
+
+    /// Verifies a token for `audiences` (none: any audience); the claims
+    /// when valid.
+    pub fn verify_for(&self, token: &str, audiences: &[String]) -> Result<Value, String> {
         let mut parts = token.split('.');
         let (Some(h), Some(c), Some(s), None) =
             (parts.next(), parts.next(), parts.next(), parts.next())
@@ -266,17 +272,28 @@ impl ServiceAccountAuthenticator {
         {
             return Err("token is not valid yet".into());
         }
-        if !self.audiences.is_empty() {
-            let aud: Vec<&str> = match claims.get("aud") {
-                Some(Value::String(s)) => vec![s.as_str()],
-                Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
-                _ => vec![],
-            };
-            if !aud.iter().any(|a| self.audiences.iter().any(|x| x == a)) {
-                return Err("token audiences do not match".into());
+        if !audiences.is_empty() {
+            let aud = token_audiences(&claims);
+            if !aud.iter().any(|a| audiences.contains(a)) {
+                return Err(format!(
+                    "token audiences {aud:?} is invalid for the target audiences {audiences:?}"
+                ));
             }
         }
         Ok(claims)
+    }
+}
+
+/// The `aud` claim of a token (a string or a list).
+pub fn token_audiences(claims: &Value) -> Vec<String> {
+    match claims.get("aud") {
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect(),
+        _ => vec![],
     }
 }
 
@@ -330,7 +347,7 @@ impl Authenticator for ServiceAccountAuthenticator {
         if token.split('.').count() != 3 {
             return AuthOutcome::NotApplicable;
         }
-        match self.verify(token) {
+        match self.verify_for(token, req.audiences.unwrap_or(&self.audiences)) {
             Ok(claims) => match user_of(&claims) {
                 Some(u) => AuthOutcome::Authenticated(u),
                 None => AuthOutcome::Failed("not a service account token".into()),

@@ -161,6 +161,7 @@ mod tests {
             headers,
             peer_certificates: None,
             path,
+            audiences: None,
         }
     }
 

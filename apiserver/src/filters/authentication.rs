@@ -28,6 +28,7 @@ impl Filter for Authentication {
                 headers: req.headers(),
                 peer_certificates: req.extensions().get::<PeerCertificates>(),
                 path: req.uri().path(),
+                audiences: None,
             };
             self.authenticator.authenticate_with_source(&auth_req)
         };

@@ -63,11 +63,17 @@ pub fn register(groups: &mut Catalog) {
 
 /// Registers `TokenReview`: a bearer token is checked with this server's
 /// authenticators, as aggregated API servers do through delegated
-/// authentication.
+/// authentication, for the audiences the review names (`spec.audiences`;
+/// none: this server's `api_audiences`). `status.audiences` says which of
+/// them the token is valid for: a token bound to another audience is not
+/// authenticated, and one meant for this server is not accepted by a
+/// service that reviews it for its own audience.
 pub fn register_token_review(
     groups: &mut Catalog,
     authenticator: Arc<apiserver::authentication::union::UnionAuthenticator>,
+    api_audiences: Vec<String>,
 ) {
+    let api_audiences = Arc::new(api_audiences);
     let def = ResourceDef::new("authentication.k8s.io", "v1", "TokenReview", "tokenreviews")
         .cluster_scoped()
         .verbs(&["create"]);
@@ -75,6 +81,7 @@ pub fn register_token_review(
         def,
         Arc::new(move |req, info| {
             let authenticator = authenticator.clone();
+            let api_audiences = api_audiences.clone();
             Box::pin(async move {
                 let gr = apiserver::apimachinery::errors::GroupResource {
                     group: "authentication.k8s.io",
@@ -98,7 +105,9 @@ pub fn register_token_review(
                     .and_then(serde_json::Value::as_str)
                     .unwrap_or("");
                 let spec = review.get("spec").cloned().unwrap_or(json!({}));
-                let status = token_review_status(&authenticator, token).await;
+                let requested = apiserver::apimachinery::meta::string_list(spec.get("audiences"));
+                let status =
+                    token_review_status(&authenticator, token, &requested, &api_audiences).await;
                 let out = json!({
                     "kind": "TokenReview",
                     "apiVersion": "authentication.k8s.io/v1",
@@ -112,10 +121,13 @@ pub fn register_token_review(
     );
 }
 
-/// The status of a TokenReview of `token`.
+/// The status of a TokenReview of `token` for the `requested` audiences
+/// (empty: `api_audiences`).
 async fn token_review_status(
     authenticator: &apiserver::authentication::union::UnionAuthenticator,
     token: &str,
+    requested: &[String],
+    api_audiences: &[String],
 ) -> serde_json::Value {
     if token.is_empty() {
         return json!({"user": {}, "error": "token is empty"});
@@ -123,29 +135,73 @@ async fn token_review_status(
     let Ok(value) = http::HeaderValue::from_str(&format!("Bearer {token}")) else {
         return json!({"user": {}, "error": "invalid bearer token"});
     };
+    let target = if requested.is_empty() {
+        api_audiences
+    } else {
+        requested
+    };
     let mut headers = http::HeaderMap::new();
     headers.insert(http::header::AUTHORIZATION, value);
     let req = apiserver::authentication::AuthRequest {
         headers: &headers,
         peer_certificates: None,
         path: "/apis/authentication.k8s.io/v1/tokenreviews",
+        audiences: Some(target),
     };
     let result = match authenticator.authenticate(&req) {
         Ok(user) => authenticator.validate(&headers, &user).await.map(|()| user),
         Err(e) => Err(e),
     };
-    match result {
-        Ok(user) if !user.is_anonymous() => {
-            let mut u = json!({"username": user.name, "groups": user.groups});
-            if !user.uid.is_empty() {
-                u["uid"] = json!(user.uid);
-            }
-            if !user.extra.is_empty() {
-                u["extra"] = json!(user.extra);
-            }
-            json!({"authenticated": true, "user": u})
-        }
-        Ok(_) => json!({"user": {}}),
-        Err(e) => json!({"user": {}, "error": e}),
+    let user = match result {
+        Ok(user) if !user.is_anonymous() => user,
+        Ok(_) => return json!({"user": {}}),
+        Err(e) => return json!({"user": {}, "error": e}),
+    };
+    // The audiences the token is valid for: a service account token's
+    // `aud` (verified above) among the target; any other token is valid
+    // for this server's audiences only (upstream's audience-agnostic
+    // authenticators).
+    let valid_for: Vec<String> = match jwt_audiences(token) {
+        Some(aud) => target.iter().filter(|a| aud.contains(a)).cloned().collect(),
+        None => target
+            .iter()
+            .filter(|a| api_audiences.contains(a))
+            .cloned()
+            .collect(),
+    };
+    if !target.is_empty() && valid_for.is_empty() {
+        return json!({"user": {}, "error": format!(
+            "token audiences are invalid for the target audiences {target:?}"
+        )});
     }
+    let mut u = json!({"username": user.name, "groups": user.groups});
+    if !user.uid.is_empty() {
+        u["uid"] = json!(user.uid);
+    }
+    if !user.extra.is_empty() {
+        u["extra"] = json!(user.extra);
+    }
+    let mut status = json!({"authenticated": true, "user": u});
+    if !valid_for.is_empty() {
+        status["audiences"] = json!(valid_for);
+    }
+    status
+}
+
+/// The `aud` claim of a JWT (`None` for a token that is not one).
+fn jwt_audiences(token: &str) -> Option<Vec<String>> {
+    use base64::Engine;
+    let mut parts = token.split('.');
+    let (Some(_), Some(claims), Some(_), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return None;
+    };
+    let claims: serde_json::Value = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(claims)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())?;
+    Some(apiserver::authentication::service_account::token_audiences(
+        &claims,
+    ))
 }

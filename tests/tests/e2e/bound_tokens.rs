@@ -186,3 +186,78 @@ async fn bound_tokens_die_with_their_objects() {
     delete_now(&c, "/api/v1/namespaces/default/serviceaccounts/robot").await;
     assert_eq!(use_token(&c, &plain_token).await.0, 401);
 }
+
+/// A TokenReview of `token` for `audiences` (none: the API server's).
+async fn review(c: &TestCluster, token: &str, audiences: &[&str]) -> Value {
+    let mut spec = json!({"token": token});
+    if !audiences.is_empty() {
+        spec["audiences"] = json!(audiences);
+    }
+    create(
+        c,
+        "/apis/authentication.k8s.io/v1/tokenreviews",
+        json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": spec}),
+    )
+    .await
+}
+
+/// Tokens are bound to their audiences: one issued for another audience is
+/// not accepted by the API server, and a TokenReview for an audience (as a
+/// service that trusts Kubernetes tokens makes) accepts only tokens issued
+/// for it, and says which of the requested audiences matched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_are_valid_only_for_their_audiences() {
+    let c = TestCluster::start().await;
+    create(
+        &c,
+        "/api/v1/namespaces/default/serviceaccounts",
+        json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "robot"}}),
+    )
+    .await;
+    let (api_token, issued) = token(&c, "robot", None).await;
+    let api_audiences = issued["spec"]["audiences"].clone();
+    let r = c
+        .http(Auth::AdminCert)
+        .post(c.url("/api/v1/namespaces/default/serviceaccounts/robot/token"))
+        .json(
+            &json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+            "spec": {"audiences": ["vault"], "expirationSeconds": 3600}}),
+        )
+        .send()
+        .await
+        .expect("token request");
+    let vault: Value = r.json().await.expect("json");
+    let vault_token = vault["status"]["token"]
+        .as_str()
+        .expect("token")
+        .to_string();
+
+    // The vault token is not a credential for the API server.
+    let (code, v) = use_token(&c, &vault_token).await;
+    assert_eq!(code, 401, "{v}");
+    let v = review(&c, &vault_token, &[]).await;
+    assert_ne!(v["status"]["authenticated"], true, "{v}");
+    // Vault's own review accepts it, for vault.
+    let v = review(&c, &vault_token, &["vault", "elsewhere"]).await;
+    assert_eq!(v["status"]["authenticated"], true, "{v}");
+    assert_eq!(
+        v["status"]["user"]["username"],
+        "system:serviceaccount:default:robot"
+    );
+    assert_eq!(v["status"]["audiences"], json!(["vault"]), "{v}");
+
+    // A token for the API server, replayed to vault, is refused there.
+    let v = review(&c, &api_token, &["vault"]).await;
+    assert_ne!(v["status"]["authenticated"], true, "{v}");
+    assert!(
+        v["status"]["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("audiences"),
+        "{v}"
+    );
+    // ... and accepted for the API server's audiences, which it names.
+    let v = review(&c, &api_token, &[]).await;
+    assert_eq!(v["status"]["authenticated"], true, "{v}");
+    assert_eq!(v["status"]["audiences"], api_audiences, "{v}");
+}
