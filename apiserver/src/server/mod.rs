@@ -138,6 +138,7 @@ pub async fn run(cfg: ServerConfig<'_>, api: Arc<GenericApiServer>) -> anyhow::R
         service,
         shutdown_signal(),
         cfg.generic.shutdown_drain,
+        cfg.serving.connection_limits(),
     )
     .await;
     tracing::info!(server = cfg.name, "stopped");

@@ -29,6 +29,26 @@ pub struct SecureServingOptions {
     /// File containing the default x509 private key matching --tls-cert-file.
     #[arg(long)]
     pub tls_private_key_file: PathBuf,
+    /// The limit on concurrent HTTP/2 streams per connection
+    /// (kube-apiserver's default, 1000).
+    #[arg(long, default_value_t = 1000)]
+    pub http2_max_streams_per_connection: u32,
+    /// The most client connections served at once; further connections wait
+    /// in the listen backlog until one closes (not an upstream flag:
+    /// kube-apiserver has no such limit).
+    #[arg(long, default_value_t = 10_000)]
+    pub max_connections: usize,
+}
+
+impl SecureServingOptions {
+    /// The limits every connection of the listener is held to.
+    pub fn connection_limits(&self) -> super::serve::ConnectionLimits {
+        super::serve::ConnectionLimits {
+            max_streams_per_connection: self.http2_max_streams_per_connection.max(1),
+            max_connections: self.max_connections.max(1),
+            ..Default::default()
+        }
+    }
 }
 
 /// `--client-ca-file`, `--token-auth-file`, `--requestheader-*`, `--anonymous-auth`.

@@ -6,8 +6,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hyper::body::Incoming;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
@@ -15,10 +19,36 @@ use crate::body;
 use crate::filters::HttpService;
 use crate::request::peer::PeerCertificates;
 
-/// How long a client may take to finish the TLS handshake.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
-/// HTTP/2 streams per connection (kube-apiserver's default).
-const MAX_CONCURRENT_STREAMS: u32 = 1000;
+/// What one listener allows its clients.
+#[derive(Clone, Copy, Debug)]
+pub struct ConnectionLimits {
+    /// How long a client may take to finish the TLS handshake.
+    pub handshake_timeout: Duration,
+    /// How long a client may take to send a request's headers, and how long
+    /// an HTTP/1.1 connection may sit idle between requests (upstream's
+    /// `ReadHeaderTimeout`, 32 s): a slowloris client, or one that opens
+    /// connections and sends nothing, is disconnected.
+    pub read_header_timeout: Duration,
+    /// How often an HTTP/2 connection is pinged, and how long the peer has
+    /// to answer before the connection is closed (dead peers hold nothing).
+    pub http2_keep_alive: Duration,
+    /// Concurrent HTTP/2 streams per connection.
+    pub max_streams_per_connection: u32,
+    /// Connections served at once; more wait in the listen backlog.
+    pub max_connections: usize,
+}
+
+impl Default for ConnectionLimits {
+    fn default() -> Self {
+        ConnectionLimits {
+            handshake_timeout: Duration::from_secs(10),
+            read_header_timeout: Duration::from_secs(32),
+            http2_keep_alive: Duration::from_secs(90),
+            max_streams_per_connection: 1000,
+            max_connections: 10_000,
+        }
+    }
+}
 
 /// Serves `service` on `listener` until `shutdown` resolves, then stops
 /// accepting and waits (up to `drain`) for open connections to finish.
@@ -28,11 +58,20 @@ pub async fn serve(
     service: HttpService,
     shutdown: impl std::future::Future<Output = ()>,
     drain: Duration,
+    limits: ConnectionLimits,
 ) {
     let acceptor = TlsAcceptor::from(tls);
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
     tokio::pin!(shutdown);
     loop {
+        let slot = tokio::select! {
+            _ = &mut shutdown => break,
+            slot = slots.clone().acquire_owned() => match slot {
+                Ok(slot) => slot,
+                Err(_) => break,
+            },
+        };
         let (tcp, remote) = tokio::select! {
             _ = &mut shutdown => break,
             accepted = listener.accept() => match accepted {
@@ -49,17 +88,35 @@ pub async fn serve(
         let service = service.clone();
         let watcher = graceful.watcher();
         tokio::spawn(async move {
-            let tls = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
-                Ok(Ok(s)) => s,
-                Ok(Err(e)) => {
-                    tracing::debug!(%remote, error = %e, "TLS handshake failed");
-                    return;
-                }
+            let _slot = slot;
+            let tls =
+                match tokio::time::timeout(limits.handshake_timeout, acceptor.accept(tcp)).await {
+                    Ok(Ok(s)) => s,
+                    Ok(Err(e)) => {
+                        tracing::debug!(%remote, error = %e, "TLS handshake failed");
+                        return;
+                    }
+                    Err(_) => {
+                        tracing::debug!(%remote, "TLS handshake timed out");
+                        return;
+                    }
+                };
+            // A client that connects and sends nothing is dropped after
+            // the header timeout (hyper's own timer starts only with the
+            // first bytes of a request).
+            let mut tls = tls;
+            let mut first = vec![0u8; 4096];
+            let n = match tokio::time::timeout(limits.read_header_timeout, tls.read(&mut first))
+                .await
+            {
+                Ok(Ok(n)) if n > 0 => n,
+                Ok(_) => return,
                 Err(_) => {
-                    tracing::debug!(%remote, "TLS handshake timed out");
+                    tracing::debug!(%remote, "no request before the header timeout");
                     return;
                 }
             };
+            first.truncate(n);
             let peer = PeerCertificates::new(
                 tls.get_ref()
                     .1
@@ -75,9 +132,21 @@ pub async fn serve(
             });
             let mut builder = auto::Builder::new(TokioExecutor::new());
             builder
+                .http1()
+                .timer(TokioTimer::new())
+                .header_read_timeout(limits.read_header_timeout);
+            builder
                 .http2()
-                .max_concurrent_streams(MAX_CONCURRENT_STREAMS);
-            let conn = builder.serve_connection_with_upgrades(TokioIo::new(tls), hyper_service);
+                .timer(TokioTimer::new())
+                .max_concurrent_streams(limits.max_streams_per_connection)
+                .keep_alive_interval(limits.http2_keep_alive)
+                .keep_alive_timeout(Duration::from_secs(20));
+            let io = Prefixed {
+                prefix: first,
+                at: 0,
+                inner: tls,
+            };
+            let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), hyper_service);
             if let Err(e) = watcher.watch(conn.into_owned()).await {
                 tracing::debug!(%remote, error = %e, "connection ended with error");
             }
@@ -89,5 +158,64 @@ pub async fn serve(
         .is_err()
     {
         tracing::info!("connections still open after drain period; closing");
+    }
+}
+
+/// A stream whose first bytes were read already: they are read again
+/// first, then the stream itself.
+struct Prefixed<S> {
+    prefix: Vec<u8>,
+    at: usize,
+    inner: S,
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for Prefixed<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        if self.at < self.prefix.len() {
+            let n = (self.prefix.len() - self.at).min(buf.remaining());
+            let at = self.at;
+            buf.put_slice(&self.prefix[at..at + n]);
+            self.at += n;
+            if self.at == self.prefix.len() {
+                self.prefix = Vec::new();
+                self.at = 0;
+            }
+            return Poll::Ready(Ok(()));
+        }
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for Prefixed<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, data)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
     }
 }

@@ -13,6 +13,7 @@ mod bound_tokens;
 mod builtins;
 mod builtins_subresources;
 mod client_go_writes;
+mod connections;
 mod control_plane;
 mod crd_conversion;
 mod crd_namespaces;
