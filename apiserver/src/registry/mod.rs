@@ -17,4 +17,5 @@ mod shared_cache_tests;
 pub mod store;
 pub mod strategy;
 pub mod table;
+pub mod update;
 pub mod watch;
