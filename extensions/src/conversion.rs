@@ -11,6 +11,7 @@
 use std::time::Duration;
 
 use apiserver::apimachinery::errors::ApiError;
+use apiserver::transport::remote::{client_config, ServerTrust};
 use base64::Engine;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -81,8 +82,25 @@ impl Converter {
                 .map_err(|e| format!("invalid caBundle: {e}"))?,
             _ => Vec::new(),
         };
-        let tls = apiserver::pki::client_config(&ca, None)
-            .map_err(|e| format!("invalid caBundle: {e}"))?;
+        // Verified against the caBundle, or the machine's roots without one,
+        // for the URL's host (`<service>.<namespace>.svc` for a service), as
+        // admission webhooks are.
+        let server_name = url
+            .host()
+            .unwrap_or("")
+            .trim_matches(['[', ']'])
+            .to_string();
+        let trust = if ca.is_empty() {
+            ServerTrust::SystemRoots {
+                server_name: &server_name,
+            }
+        } else {
+            ServerTrust::CaBundle {
+                pem: &ca,
+                server_name: &server_name,
+            }
+        };
+        let tls = client_config(trust, None).map_err(|e| format!("invalid caBundle: {e}"))?;
         let client = apiserver::transport::https_client(tls, Some(Duration::from_secs(5)));
         Ok(Converter::Webhook(Webhook { client, url, what }))
     }
@@ -231,4 +249,32 @@ fn source_chain(e: &dyn std::error::Error) -> String {
         cur = s.source();
     }
     out.join(": ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn crd(client_config: Value) -> Value {
+        json!({"spec": {"conversion": {"strategy": "Webhook",
+            "webhook": {"conversionReviewVersions": ["v1"], "clientConfig": client_config}}}})
+    }
+
+    #[tokio::test]
+    async fn a_webhook_without_ca_bundle_trusts_the_system_roots() {
+        let c = Converter::from_crd(
+            &crd(json!({"url": "https://convert.example.com/crd"})),
+            "x".into(),
+        );
+        assert!(matches!(c, Ok(Converter::Webhook(_))));
+    }
+
+    #[tokio::test]
+    async fn a_ca_bundle_that_is_not_pem_is_refused() {
+        let c = Converter::from_crd(
+            &crd(json!({"url": "https://convert.example.com/crd", "caBundle": "bm90IGEgY2VydA=="})),
+            "x".into(),
+        );
+        assert!(matches!(c, Err(e) if e.contains("invalid caBundle")));
+    }
 }
