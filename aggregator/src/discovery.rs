@@ -455,6 +455,12 @@ impl Discovery {
         let mut first = true;
         let this = &self;
         loop {
+            // Registered before this round's fetches, so an availability
+            // change during them still wakes the loop (`notify_waiters`
+            // only reaches futures that are waiting or enabled).
+            let availability_changed = self.avail.changed.notified();
+            tokio::pin!(availability_changed);
+            availability_changed.as_mut().enable();
             let services = self.state.services();
             let full = first || last_full.elapsed() >= REMOTE_PERIOD;
             let retry = last_retry.elapsed() >= REMOTE_RETRY;
@@ -517,7 +523,7 @@ impl Discovery {
             self.rebuild();
             tokio::select! {
                 _ = changes.changed() => {}
-                _ = self.avail.changed.notified() => {}
+                _ = availability_changed => {}
                 _ = tokio::time::sleep(REMOTE_RETRY) => {}
             }
         }
