@@ -197,10 +197,25 @@ pub fn with_condition(obj: &Value, cond: &Value) -> Value {
 
 async fn pass(state: &State, avail: &Availability) {
     let services = state.services();
-    let checks = services.iter().map(|(name, obj)| async move {
+    let checked = join_all(services.iter().map(|(name, obj)| async move {
         let (cond, health) = check(state, avail, obj).await;
-        if differs(obj, &cond) {
-            let patch = |cur: &Value| Ok(with_condition(cur, &cond));
+        (name, obj, cond, health)
+    }))
+    .await;
+    // What the proxy and discovery read is updated first: once a status
+    // says unavailable (and the discovery rebuild it triggers runs), the
+    // health says so too.
+    avail.set(
+        checked
+            .iter()
+            .map(|(name, _, _, health)| ((*name).clone(), health.clone()))
+            .collect(),
+    );
+    let writes = checked
+        .iter()
+        .filter(|(_, obj, cond, _)| differs(obj, cond))
+        .map(|(name, _, cond, _)| async move {
+            let patch = |cur: &Value| Ok(with_condition(cur, cond));
             let ctx = WriteContext {
                 user: Some(internal_user()),
                 dry_run: false,
@@ -226,11 +241,8 @@ async fn pass(state: &State, avail: &Availability) {
                 Err(e) if e.code == 404 => {}
                 Err(e) => tracing::warn!(apiservice = %name, error = %e, "writing status"),
             }
-        }
-        (name.clone(), health)
-    });
-    let all: HashMap<String, Health> = join_all(checks).await.into_iter().collect();
-    avail.set(all);
+        });
+    join_all(writes).await;
 }
 
 /// Checks every APIService every `period`, and at once when they change.
