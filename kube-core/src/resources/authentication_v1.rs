@@ -190,17 +190,7 @@ async fn token_review_status(
 
 /// The `aud` claim of a JWT (`None` for a token that is not one).
 fn jwt_audiences(token: &str) -> Option<Vec<String>> {
-    use base64::Engine;
-    let mut parts = token.split('.');
-    let (Some(_), Some(claims), Some(_), None) =
-        (parts.next(), parts.next(), parts.next(), parts.next())
-    else {
-        return None;
-    };
-    let claims: serde_json::Value = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(claims)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())?;
+    let claims = apiserver::authentication::service_account::unverified_claims(token)?;
     Some(apiserver::authentication::service_account::token_audiences(
         &claims,
     ))
