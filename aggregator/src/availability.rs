@@ -195,6 +195,70 @@ pub fn with_condition(obj: &Value, cond: &Value) -> Value {
     obj
 }
 
+/// `aggregator_unavailable_apiservice` (1 for each APIService whose
+/// `Available` condition is not `True`) and
+/// `aggregator_unavailable_apiservice_total` (transitions to unavailable, by
+/// reason), as upstream's availability controller exports them.
+struct UnavailableMetrics {
+    gauge: apiserver::metrics::prometheus::IntGaugeVec,
+    total: apiserver::metrics::prometheus::IntCounterVec,
+    /// The names the gauge reports, so that deleted APIServices leave it.
+    known: std::sync::Mutex<std::collections::HashSet<String>>,
+}
+
+fn unavailable_metrics() -> &'static UnavailableMetrics {
+    static M: std::sync::OnceLock<UnavailableMetrics> = std::sync::OnceLock::new();
+    M.get_or_init(|| UnavailableMetrics {
+        gauge: apiserver::metrics::register(
+            apiserver::metrics::prometheus::IntGaugeVec::new(
+                apiserver::metrics::prometheus::Opts::new(
+                    "aggregator_unavailable_apiservice",
+                    "Gauge of APIServices which are marked as unavailable broken down by APIService name.",
+                ),
+                &["name"],
+            )
+            .expect("static metric definition"),
+        ),
+        total: apiserver::metrics::register(
+            apiserver::metrics::prometheus::IntCounterVec::new(
+                apiserver::metrics::prometheus::Opts::new(
+                    "aggregator_unavailable_apiservice_total",
+                    "Counter of APIServices which are marked as unavailable broken down by APIService name and reason.",
+                ),
+                &["name", "reason"],
+            )
+            .expect("static metric definition"),
+        ),
+        known: Default::default(),
+    })
+}
+
+fn record_availability(checked: &[(&String, &Value, Value, Health)]) {
+    let m = unavailable_metrics();
+    let mut known = match m.known.lock() {
+        Ok(k) => k,
+        Err(p) => p.into_inner(),
+    };
+    let now: std::collections::HashSet<String> =
+        checked.iter().map(|(n, ..)| (*n).clone()).collect();
+    for gone in known.difference(&now) {
+        let _ = m.gauge.remove_label_values(&[gone]);
+    }
+    for (name, obj, cond, health) in checked {
+        m.gauge
+            .with_label_values(&[name.as_str()])
+            .set(i64::from(!health.available));
+        let was_available = available_condition(obj)
+            .and_then(|c| c.get("status").and_then(Value::as_str).map(|s| s == "True"))
+            .unwrap_or(true);
+        if !health.available && was_available {
+            let reason = cond.get("reason").and_then(Value::as_str).unwrap_or("");
+            m.total.with_label_values(&[name.as_str(), reason]).inc();
+        }
+    }
+    *known = now;
+}
+
 async fn pass(state: &State, avail: &Availability) {
     let services = state.services();
     let checked = join_all(services.iter().map(|(name, obj)| async move {
@@ -211,6 +275,7 @@ async fn pass(state: &State, avail: &Availability) {
             .map(|(name, _, _, health)| ((*name).clone(), health.clone()))
             .collect(),
     );
+    record_availability(&checked);
     let writes = checked
         .iter()
         .filter(|(_, obj, cond, _)| differs(obj, cond))

@@ -95,6 +95,60 @@ pub fn coalesce(parts: impl Iterator<Item = Bytes>, target: usize) -> impl Itera
     })
 }
 
+/// A body that counts the bytes it yields and calls `on_end` with the count
+/// once, when it is dropped (finished, failed, or abandoned by the client):
+/// how the request metrics see the end of a streamed response.
+pub fn observed(body: Body, on_end: impl FnOnce(u64) + Send + 'static) -> Body {
+    Body(
+        Observed {
+            inner: body,
+            bytes: 0,
+            on_end: Some(Box::new(on_end)),
+        }
+        .boxed_unsync(),
+    )
+}
+
+struct Observed {
+    inner: Body,
+    bytes: u64,
+    on_end: Option<Box<dyn FnOnce(u64) + Send>>,
+}
+
+impl http_body::Body for Observed {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, BoxError>>> {
+        let polled = std::pin::Pin::new(&mut self.inner).poll_frame(cx);
+        if let std::task::Poll::Ready(Some(Ok(frame))) = &polled {
+            if let Some(data) = frame.data_ref() {
+                self.bytes += data.len() as u64;
+            }
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+impl Drop for Observed {
+    fn drop(&mut self) {
+        if let Some(on_end) = self.on_end.take() {
+            on_end(self.bytes);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,6 +171,18 @@ mod tests {
         assert_eq!(frames.concat(), b"abcdefxxxxxxxxxxg".to_vec());
         assert_eq!(frames[2].as_ptr(), big_ptr, "no copy of a big part");
         assert_eq!(coalesce(std::iter::empty(), 5).count(), 0);
+    }
+
+    #[tokio::test]
+    async fn observed_bodies_report_their_bytes_once_dropped() {
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(None));
+        let s = seen.clone();
+        let body = observed(full(&b"hello"[..]), move |n| {
+            *s.lock().expect("lock") = Some(n);
+        });
+        let bytes = body.collect().await.expect("body").to_bytes();
+        assert_eq!(&bytes[..], b"hello");
+        assert_eq!(*seen.lock().expect("lock"), Some(5));
     }
 }
 

@@ -117,9 +117,11 @@ async fn main() -> anyhow::Result<()> {
             authentication: &opts.authentication,
             generic: &opts.generic,
             // kube-core, in front, authorized what it forwards; direct
-            // clients must be cluster admins (health probes excepted).
+            // clients must be cluster admins (health probes and
+            // system:monitoring's scrapes excepted).
             authorizer: Arc::new(UnionAuthorizer(vec![
                 Arc::new(PrivilegedGroups),
+                Arc::new(apiserver::authorization::MonitoringGroup),
                 Arc::new(AlwaysAllowPaths(
                     apiserver::authorization::HEALTH_PATHS
                         .iter()

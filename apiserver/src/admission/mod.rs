@@ -19,6 +19,7 @@
 //! chain in upstream's order from `--enable-admission-plugins` and
 //! `--disable-admission-plugins`.
 
+pub mod metrics;
 pub mod namespace_lifecycle;
 pub mod namespaces;
 pub mod objects;
@@ -27,11 +28,13 @@ pub mod policy;
 pub mod webhook;
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 use crate::apimachinery::errors::ApiError;
+use metrics::Phase;
 
 /// What plugins see of a write; defined with the generic store that fills
 /// it in ([`crate::registry::admit`]).
@@ -92,18 +95,51 @@ impl AdmissionChain {
         attrs: &Attributes<'_>,
         mut obj: Option<&mut Value>,
     ) -> Result<bool, ApiError> {
+        let step = Instant::now();
         let mut changed = false;
         for p in self.plugins.iter().filter(|p| p.mutates()) {
-            changed |= p.mutate(attrs, obj.as_deref_mut()).await?;
+            let start = Instant::now();
+            let result = p.mutate(attrs, obj.as_deref_mut()).await;
+            let rejected = result.is_err();
+            metrics::plugin(
+                p.name(),
+                attrs.operation,
+                Phase::Admit,
+                rejected,
+                start.elapsed(),
+            );
+            match result {
+                Ok(c) => changed |= c,
+                Err(e) => {
+                    metrics::step(attrs.operation, Phase::Admit, true, step.elapsed());
+                    return Err(e);
+                }
+            }
         }
+        metrics::step(attrs.operation, Phase::Admit, false, step.elapsed());
         Ok(changed)
     }
 
     /// Runs every plugin's validating phase; the first rejection wins.
     pub async fn validate(&self, attrs: &Attributes<'_>) -> Result<(), ApiError> {
+        let step = Instant::now();
         for p in &self.plugins {
-            p.validate(attrs).await?;
+            let start = Instant::now();
+            let result = p.validate(attrs).await;
+            let rejected = result.is_err();
+            metrics::plugin(
+                p.name(),
+                attrs.operation,
+                Phase::Validate,
+                rejected,
+                start.elapsed(),
+            );
+            if let Err(e) = result {
+                metrics::step(attrs.operation, Phase::Validate, true, step.elapsed());
+                return Err(e);
+            }
         }
+        metrics::step(attrs.operation, Phase::Validate, false, step.elapsed());
         Ok(())
     }
 }

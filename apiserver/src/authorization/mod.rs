@@ -70,6 +70,31 @@ impl Authorizer for PrivilegedGroups {
     }
 }
 
+/// Allows `GET /metrics` to members of `system:monitoring`, the grant of
+/// upstream's bootstrap `system:monitoring` ClusterRole, for a tier that
+/// has no RBAC of its own (the extensions tier): operators scrape it with
+/// the same identity as the others.
+pub struct MonitoringGroup;
+
+/// The group upstream's bootstrap policy lets read `/metrics` and the
+/// health endpoints' details.
+pub const SYSTEM_MONITORING: &str = "system:monitoring";
+
+impl Authorizer for MonitoringGroup {
+    fn authorize<'a>(&'a self, attrs: &'a Attributes<'a>) -> DecisionFuture<'a> {
+        let r = attrs.request;
+        let allowed = attrs.user.in_group(SYSTEM_MONITORING)
+            && !r.is_resource_request
+            && r.verb == "get"
+            && r.path == "/metrics";
+        decided(if allowed {
+            Decision::Allow
+        } else {
+            Decision::NoOpinion(String::new())
+        })
+    }
+}
+
 /// Asks each authorizer in turn; the first Allow or Deny decides. Errors do
 /// not stop the walk (a later authorizer may still allow), but fail the
 /// request when nobody allowed it.

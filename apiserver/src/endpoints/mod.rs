@@ -4,6 +4,7 @@
 pub mod aggregated_discovery;
 pub mod discovery;
 pub mod handlers;
+pub mod metrics;
 pub mod negotiation;
 pub mod status;
 pub mod version;

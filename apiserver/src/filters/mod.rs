@@ -13,6 +13,7 @@ pub mod cache_control;
 pub mod impersonation;
 pub mod panic_recovery;
 pub mod request_info;
+pub mod request_metrics;
 pub mod timeout;
 
 use std::convert::Infallible;

@@ -7,6 +7,11 @@
 //! `/metrics` is a non-resource path: RBAC lets `system:monitoring` (and
 //! cluster admins) read it, as upstream's bootstrap policy does.
 
+pub mod process;
+
+/// The metrics crate, for tiers and external API servers defining their own.
+pub use prometheus;
+
 use std::sync::OnceLock;
 
 use prometheus::core::Collector;
@@ -15,7 +20,13 @@ use prometheus::{Encoder, Registry, TextEncoder};
 /// The process's registry.
 pub fn registry() -> &'static Registry {
     static REGISTRY: OnceLock<Registry> = OnceLock::new();
-    REGISTRY.get_or_init(Registry::new)
+    REGISTRY.get_or_init(|| {
+        let registry = Registry::new();
+        if let Err(e) = registry.register(Box::new(process::ProcessCollector::new())) {
+            tracing::warn!(error = %e, "registering the process metrics");
+        }
+        registry
+    })
 }
 
 /// Registers `collector` (a metric or metric vector) and returns it; a
@@ -25,6 +36,21 @@ pub fn register<C: Collector + Clone + 'static>(collector: C) -> C {
         tracing::debug!(error = %e, "metric already registered");
     }
     collector
+}
+
+/// The buckets of upstream's request and etcd request latency histograms
+/// (seconds), chosen for the API call latency SLOs.
+pub const LATENCY_BUCKETS: [f64; 23] = [
+    0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0,
+    10.0, 15.0, 20.0, 30.0, 45.0, 60.0,
+];
+
+/// `count` buckets from `start`, each `factor` times the one before
+/// (upstream's `ExponentialBuckets`).
+pub fn exponential_buckets(start: f64, factor: f64, count: usize) -> Vec<f64> {
+    std::iter::successors(Some(start), |b| Some(b * factor))
+        .take(count)
+        .collect()
 }
 
 /// The content type of [`render`]'s output.

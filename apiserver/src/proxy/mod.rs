@@ -125,6 +125,7 @@ impl Delegate {
         for h in HOP_BY_HOP {
             parts.headers.remove(*h);
         }
+        parts.extensions.insert(crate::request::Forwarded);
         http::Response::from_parts(parts, body::boxed(body))
     }
 }
@@ -292,6 +293,7 @@ fn splice_upgrade(
         let _ = tokio::io::copy_bidirectional(&mut client, &mut backend).await;
     });
     parts.headers.remove(http::header::TRANSFER_ENCODING);
+    parts.extensions.insert(crate::request::Forwarded);
     http::Response::from_parts(parts, body::empty())
 }
 

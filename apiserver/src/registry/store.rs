@@ -95,10 +95,16 @@ impl Store {
         prefix: &str,
         admission: impl Admit + 'static,
     ) -> Self {
+        let prefix = prefix.trim_end_matches('/').to_string();
+        storage.name_resource(
+            &format!("{prefix}/{}/", def.storage_path),
+            &def.group,
+            &def.resource,
+        );
         Store {
             def: Arc::new(def),
             storage,
-            prefix: prefix.trim_end_matches('/').to_string(),
+            prefix,
             admission: Arc::new(admission),
             cache: None,
             cache_in_storage_version: false,

@@ -42,3 +42,9 @@ impl Default for RequestStart {
         RequestStart(std::time::Instant::now())
     }
 }
+
+/// Marks a response that another server produced (the next tier, or an
+/// aggregated API server) and this one only passed on: the request metrics
+/// count a request where it is served, once.
+#[derive(Clone, Copy, Debug)]
+pub struct Forwarded;

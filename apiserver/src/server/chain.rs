@@ -17,6 +17,7 @@ use crate::filters::cache_control::CacheControl;
 use crate::filters::impersonation::Impersonation;
 use crate::filters::panic_recovery::PanicRecovery;
 use crate::filters::request_info::WithRequestInfo;
+use crate::filters::request_metrics::RequestMetrics;
 use crate::filters::timeout::RequestTimeout;
 use crate::filters::{FilterLayer, HttpService};
 
@@ -38,6 +39,7 @@ pub fn build_handler_chain(handler: HttpService, cfg: &ChainConfig) -> HttpServi
         .layer(FilterLayer(PanicRecovery))
         .layer(FilterLayer(AuditId))
         .layer(FilterLayer(WithRequestInfo))
+        .layer(FilterLayer(RequestMetrics))
         .layer(FilterLayer(CacheControl))
         .layer(FilterLayer(RequestTimeout {
             default: cfg.request_timeout,

@@ -77,7 +77,7 @@ impl EtcdStorage {
             )])
             .or_else([TxnOp::get(COMPACT_REV_KEY, None)]);
         let resp = self
-            .call("compaction txn", move |client, _| async move {
+            .call("compaction txn", "", move |client, _| async move {
                 client.kv_client().txn(txn).await
             })
             .await?;

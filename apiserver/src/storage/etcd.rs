@@ -41,6 +41,8 @@ struct Inner {
     /// Highest compaction revision this process has seen (its own
     /// compactions, the compactor's key, watch cancellations).
     known_compacted: AtomicI64,
+    /// Which group and resource each key prefix holds, for the metrics.
+    resources: super::metrics::ResourceNames,
 }
 
 impl std::fmt::Debug for EtcdStorage {
@@ -143,6 +145,7 @@ impl EtcdStorage {
                 client: RwLock::new((0, client)),
                 next_generation: AtomicU64::new(1),
                 known_compacted: AtomicI64::new(0),
+                resources: Default::default(),
             }),
         })
     }
@@ -195,8 +198,42 @@ impl EtcdStorage {
         }
     }
 
-    /// Runs one etcd call bounded by `request_timeout`, mapping failures.
-    pub(crate) async fn call<T, F, Fut>(&self, what: &str, f: F) -> Result<T, StorageError>
+    /// Names the group and resource of the keys under `prefix`, for the
+    /// `etcd_request_*` metrics of calls on them.
+    pub fn name_resource(&self, prefix: &str, group: &str, resource: &str) {
+        self.inner.resources.name(prefix, group, resource);
+    }
+
+    /// The group and resource a store named for `key`'s prefix.
+    pub fn resource_of(&self, key: &str) -> super::metrics::GroupResource {
+        self.inner.resources.of(key)
+    }
+
+    /// Runs one etcd call about `key` (empty for calls about no key) bounded
+    /// by `request_timeout`, mapping failures, and records it in the
+    /// `etcd_request_*` metrics as operation `what`.
+    pub(crate) async fn call<T, F, Fut>(
+        &self,
+        what: &str,
+        key: &str,
+        f: F,
+    ) -> Result<T, StorageError>
+    where
+        F: FnOnce(Client, usize) -> Fut,
+        Fut: Future<Output = Result<T, etcd_client::Error>>,
+    {
+        let start = std::time::Instant::now();
+        let result = self.call_unrecorded(what, f).await;
+        super::metrics::etcd_request(
+            what,
+            &self.resource_of(key),
+            result.is_ok(),
+            start.elapsed(),
+        );
+        result
+    }
+
+    async fn call_unrecorded<T, F, Fut>(&self, what: &str, f: F) -> Result<T, StorageError>
     where
         F: FnOnce(Client, usize) -> Fut,
         Fut: Future<Output = Result<T, etcd_client::Error>>,
@@ -221,8 +258,13 @@ impl EtcdStorage {
         }
     }
 
-    async fn txn(&self, what: &str, txn: Txn) -> Result<etcd_client::TxnResponse, StorageError> {
-        self.call(what, move |client, max| async move {
+    async fn txn(
+        &self,
+        what: &str,
+        key: &str,
+        txn: Txn,
+    ) -> Result<etcd_client::TxnResponse, StorageError> {
+        self.call(what, key, move |client, max| async move {
             client
                 .kv_client()
                 .max_decoding_message_size(max)
@@ -240,7 +282,7 @@ impl EtcdStorage {
         let txn = Txn::new()
             .when([Compare::mod_revision(key, CompareOp::Equal, 0)])
             .and_then([TxnOp::put(key, Vec::from(value), None)]);
-        let resp = self.txn("create", txn).await?;
+        let resp = self.txn("create", key, txn).await?;
         if !resp.succeeded() {
             return Err(StorageError::AlreadyExists);
         }
@@ -249,13 +291,13 @@ impl EtcdStorage {
 
     /// Reads `key` with a linearizable (quorum) read; `None` if absent.
     pub async fn get(&self, key: &str) -> Result<Option<KeyValue>, StorageError> {
-        let key = key.to_string();
+        let owned = key.to_string();
         let mut resp = self
-            .call("get", move |client, max| async move {
+            .call("get", key, move |client, max| async move {
                 client
                     .kv_client()
                     .max_decoding_message_size(max)
-                    .get(key, None)
+                    .get(owned, None)
                     .await
             })
             .await?;
@@ -286,7 +328,7 @@ impl EtcdStorage {
             )])
             .and_then([TxnOp::put(key, Vec::from(value), None)])
             .or_else([TxnOp::get(key, None)]);
-        let resp = self.txn("update", txn).await?;
+        let resp = self.txn("update", key, txn).await?;
         if resp.succeeded() {
             return header_revision(resp.header());
         }
@@ -349,7 +391,7 @@ impl EtcdStorage {
                 .or_else([TxnOp::get(key, None)]),
             None => Txn::new().and_then([delete]),
         };
-        let resp = self.txn("delete", txn).await?;
+        let resp = self.txn("delete", key, txn).await?;
         let ops = resp.op_responses();
         if !resp.succeeded() {
             return match txn_get_first(&ops, 0)? {
@@ -381,8 +423,9 @@ impl EtcdStorage {
         let options = GetOptions::new()
             .with_range(prefix_range_end(prefix.as_bytes()))
             .with_keys_only();
+        let label_key = prefix.clone();
         let resp = self
-            .call("list", move |client, max| {
+            .call("list", &label_key, move |client, max| {
                 let prefix = prefix.clone();
                 let options = options.clone();
                 async move {
@@ -428,7 +471,7 @@ impl EtcdStorage {
             options = options.with_limit(limit);
         }
         let result = self
-            .call("list", move |client, max| async move {
+            .call("list", &prefix, move |client, max| async move {
                 client
                     .kv_client()
                     .max_decoding_message_size(max)
@@ -467,7 +510,7 @@ impl EtcdStorage {
     /// `GetCurrentResourceVersionFromStorage`).
     pub async fn current_revision(&self) -> Result<i64, StorageError> {
         let resp = self
-            .call("get revision", |client, _| async move {
+            .call("get revision", "", |client, _| async move {
                 client
                     .kv_client()
                     .get(
@@ -486,7 +529,7 @@ impl EtcdStorage {
     /// revision in the future fails with [`StorageError::Internal`].
     pub async fn compact(&self, revision: i64) -> Result<(), StorageError> {
         let result = self
-            .call("compact", move |client, _| async move {
+            .call("compact", "", move |client, _| async move {
                 client.kv_client().compact(revision, None).await
             })
             .await;

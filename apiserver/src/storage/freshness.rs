@@ -29,7 +29,7 @@ impl EtcdStorage {
             TxnOp::get(prefix.clone(), Some(all)),
         ]);
         let resp = self
-            .call("count changes", move |client, _| async move {
+            .call("count changes", &prefix, move |client, _| async move {
                 client.kv_client().txn(txn).await
             })
             .await?;

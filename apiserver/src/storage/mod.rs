@@ -20,6 +20,7 @@ pub mod continue_token;
 pub mod error;
 pub mod etcd;
 mod freshness;
+pub mod metrics;
 pub mod watch;
 
 #[cfg(test)]

@@ -257,7 +257,7 @@ impl EtcdStorage {
         // Open the stream and wait for etcd's "created" reply so that an
         // unreachable etcd is reported here, within the request timeout.
         let (inner, first) = self
-            .call("watch", move |client, max| async move {
+            .call("watch", key_or_prefix, move |client, max| async move {
                 let mut stream = client
                     .watch_client()
                     .max_decoding_message_size(max)

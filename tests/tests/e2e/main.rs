@@ -26,6 +26,7 @@ mod harness;
 mod kopf_admission;
 mod kubectl;
 mod list_options;
+mod metrics;
 mod multiversion;
 mod node_authorization;
 mod pod_security;

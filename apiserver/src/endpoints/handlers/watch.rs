@@ -5,6 +5,7 @@
 //! length-prefixed `WatchEvent` frames. YAML has no stream framing
 //! upstream, so a YAML-only watch is 406.
 
+use crate::endpoints::metrics::WatchEventMetrics;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -78,16 +79,24 @@ pub async fn serve_watch(
     let def = rest.store.def.clone();
     let neg = *neg;
     let mut first = true;
+    let sent = event_metrics(&def);
     let frames = stream::unfold(rx, move |mut rx| {
         let def = def.clone();
         let headers = std::mem::replace(&mut first, false);
+        let sent = sent.clone();
         async move {
             let ev = rx.recv().await?;
             let bytes = encode_event(&def, ev, &neg, headers);
+            sent.sent(bytes.len());
             Some((Ok::<_, BoxError>(Frame::data(bytes)), rx))
         }
     });
     Ok(stream_response(frames, neg.format))
+}
+
+/// The `apiserver_watch_events_*` counters of the watched resource.
+fn event_metrics(def: &crate::registry::resource::ResourceDef) -> WatchEventMetrics {
+    WatchEventMetrics::of(&def.group, &def.version, &def.resource)
 }
 
 fn stream_response(
@@ -118,10 +127,12 @@ fn cached_watch_response(
     neg: Negotiated,
 ) -> Response {
     let mut first = true;
+    let sent = event_metrics(&store.def);
     let frames = stream::unfold(rx, move |mut rx| {
         let store = store.clone();
         let def = store.def.clone();
         let headers = std::mem::replace(&mut first, false);
+        let sent = sent.clone();
         async move {
             let ev = rx.recv().await?;
             let frames: Vec<Bytes> = match ev {
@@ -161,6 +172,9 @@ fn cached_watch_response(
                     vec![encode_event(&def, Event { type_: "ERROR", object: e.to_status() }, &neg, headers)]
                 }
             };
+            for frame in &frames {
+                sent.sent(frame.len());
+            }
             Some((stream::iter(frames.into_iter().map(|b| Ok::<_, BoxError>(Frame::data(b)))), rx))
         }
     })

@@ -166,6 +166,13 @@ pub struct WatchCache {
     prefix: String,
     storage: EtcdStorage,
     state: CacheState,
+    metrics: super::metrics::WatchCacheMetrics,
+}
+
+impl super::metrics::CountObjects for WatchCache {
+    fn count_objects(&self) -> Option<usize> {
+        self.state.is_ready().then(|| self.state.len())
+    }
 }
 
 impl WatchCache {
@@ -179,11 +186,17 @@ impl WatchCache {
         max_bytes: usize,
         indexed_fields: &[String],
     ) -> Arc<Self> {
+        let names = storage.resource_of(&prefix);
         let cache = Arc::new(WatchCache {
             prefix,
             storage,
             state: CacheState::with_indexes(DEFAULT_HISTORY, max_bytes, indexed_fields),
+            metrics: super::metrics::WatchCacheMetrics::of(&names),
         });
+        if !names.resource.is_empty() {
+            let counted: Arc<dyn super::metrics::CountObjects> = cache.clone();
+            super::metrics::count_objects(names, Arc::downgrade(&counted));
+        }
         let runner = cache.clone();
         tokio::spawn(async move { runner.run(codec).await });
         cache
@@ -252,6 +265,8 @@ impl WatchCache {
         }
         let revision = revision.unwrap_or_default();
         self.state.load(objects, revision);
+        self.metrics.initializations.inc();
+        self.metrics.resource_version.set(revision);
         tracing::debug!(prefix = %self.prefix, revision, "watch cache loaded");
         let mut stream = self.storage.watch(&self.prefix, true, revision + 1).await?;
         while let Some(ev) = stream.next().await {
@@ -263,11 +278,15 @@ impl WatchCache {
                     continue;
                 }
             };
+            let revision = object.revision;
+            self.metrics.events_received.inc();
             if !self.state.apply(ev.kind, object) {
                 return Err(StorageError::Internal(
                     "watch cache over its memory budget".into(),
                 ));
             }
+            self.metrics.events_dispatched.inc();
+            self.metrics.resource_version.set(revision);
         }
         Err(StorageError::Unavailable("etcd watch ended".into()))
     }
