@@ -251,31 +251,24 @@ impl RequestLabels {
     pub fn observe(&self, code: u16, response_bytes: Option<u64>, elapsed: std::time::Duration) {
         let m = metrics();
         let code = code.to_string();
+        let labels = self.labels();
+        let [verb, dry_run, group, version, resource, subresource, scope, component] = labels;
         m.total
             .with_label_values(&[
-                self.verb,
-                &self.dry_run,
-                &self.group,
-                &self.version,
-                &self.resource,
-                &self.subresource,
-                self.scope,
-                self.component,
+                verb,
+                dry_run,
+                group,
+                version,
+                resource,
+                subresource,
+                scope,
+                component,
                 &code,
                 self.system_client,
             ])
             .inc();
         m.duration
-            .with_label_values(&[
-                self.verb,
-                &self.dry_run,
-                &self.group,
-                &self.version,
-                &self.resource,
-                &self.subresource,
-                self.scope,
-                self.component,
-            ])
+            .with_label_values(&labels)
             .observe(elapsed.as_secs_f64());
         if let (Some(bytes), "GET" | "LIST") = (response_bytes, self.verb) {
             m.response_sizes
@@ -284,6 +277,22 @@ impl RequestLabels {
         }
     }
 
+    /// The labels of the latency histogram (the counter adds code and
+    /// system_client).
+    fn labels(&self) -> [&str; 8] {
+        [
+            self.verb,
+            &self.dry_run,
+            &self.group,
+            &self.version,
+            &self.resource,
+            &self.subresource,
+            self.scope,
+            self.component,
+        ]
+    }
+
+    /// The labels of the read and long-running metrics (no dry_run).
     fn read_labels(&self) -> [&str; 7] {
         [
             self.verb,
