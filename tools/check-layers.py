@@ -24,6 +24,7 @@ LAYERS = [
     ("transport", ["transport"]),
     ("request", ["request"]),
     ("auth interfaces", ["authentication", "authorization"]),
+    ("audit", ["audit"]),
     ("cel", ["cel"]),
     ("schema", ["schema"]),
     ("fieldmanager", ["fieldmanager"]),
@@ -34,6 +35,7 @@ LAYERS = [
     ("authenticators and authorizers", ["authentication::*", "authorization::*"]),
     ("filters", ["filters"]),
     ("publishing and delegation", ["openapi", "proxy", "client"]),
+    ("audit backends", ["audit::backends", "audit::backends::*"]),
     ("server", ["server", "lib"]),
 ]
 

@@ -59,6 +59,8 @@ struct Options {
     etcd: EtcdOptions,
     #[command(flatten)]
     generic: GenericOptions,
+    #[command(flatten)]
+    audit: apiserver::server::audit_options::AuditOptions,
     /// Route requests for external API servers to their endpoint IPs (from
     /// EndpointSlices) rather than the Service's cluster IP. On by default
     /// here: the aggregator runs off-cluster, where cluster IPs do not route.
@@ -187,6 +189,7 @@ async fn main() -> anyhow::Result<()> {
             default_port: DEFAULT_PORT,
             authentication: &opts.authentication,
             generic: &opts.generic,
+            audit: &opts.audit,
             authorizer,
             trust_front_proxy_authorization: false,
             token_reviewer: None,

@@ -174,6 +174,29 @@ impl ApiClient {
     }
 }
 
+impl ApiClient {
+    /// POSTs `body` of `content_type` to `path` under the server's URL (``
+    /// for the URL itself), within `timeout`: status code and answer.
+    pub async fn post(
+        &self,
+        path: &str,
+        content_type: &str,
+        body: bytes::Bytes,
+        timeout: Duration,
+    ) -> Result<(u16, bytes::Bytes), String> {
+        self.delegate
+            .call(
+                http::Method::POST,
+                path,
+                Some((content_type, body)),
+                None,
+                self.token.as_deref(),
+                timeout,
+            )
+            .await
+    }
+}
+
 impl ReviewClient for ApiClient {
     fn post_json<'a>(
         &'a self,

@@ -12,11 +12,13 @@
 //! - [`registry`]: resource declarations and the generic store;
 //! - [`storage`]: etcd;
 //! - [`admission`]: plugins that see every write;
+//! - [`audit`]: the audit policy, records and their backends (log, webhook);
 //! - [`metrics`]: the Prometheus registry served at `/metrics`;
 //! - [`proxy`]: delegation to the next tier with the caller's identity.
 
 pub mod admission;
 pub mod apimachinery;
+pub mod audit;
 pub mod authentication;
 pub mod authorization;
 pub mod body;

@@ -44,6 +44,8 @@ struct Options {
     #[command(flatten)]
     generic: GenericOptions,
     #[command(flatten)]
+    audit: apiserver::server::audit_options::AuditOptions,
+    #[command(flatten)]
     admission: apiserver::admission::plugins::AdmissionOptions,
 }
 
@@ -116,6 +118,7 @@ async fn main() -> anyhow::Result<()> {
             default_port: DEFAULT_PORT,
             authentication: &opts.authentication,
             generic: &opts.generic,
+            audit: &opts.audit,
             // kube-core, in front, authorized what it forwards; direct
             // clients must be cluster admins (health probes and
             // system:monitoring's scrapes excepted).

@@ -40,6 +40,8 @@ struct Options {
     #[command(flatten)]
     generic: GenericOptions,
     #[command(flatten)]
+    audit: apiserver::server::audit_options::AuditOptions,
+    #[command(flatten)]
     admission: apiserver::admission::plugins::AdmissionOptions,
     /// CIDR range from which ClusterIPs are assigned to Services.
     #[arg(long, default_value = "10.96.0.0/12")]
@@ -377,6 +379,7 @@ async fn main() -> anyhow::Result<()> {
             default_port: DEFAULT_PORT,
             authentication: &opts.authentication,
             generic: &opts.generic,
+            audit: &opts.audit,
             authorizer,
             credential_validator: Some(validator),
             trust_front_proxy_authorization: false,

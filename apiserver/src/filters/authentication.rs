@@ -19,6 +19,8 @@ use crate::request::peer::PeerCertificates;
 pub struct Authentication {
     pub authenticator: Arc<UnionAuthenticator>,
     pub header_names: Arc<RequestHeaderNames>,
+    /// Records requests that fail authentication, when auditing is on.
+    pub auditor: Option<Arc<crate::audit::Auditor>>,
 }
 
 impl Filter for Authentication {
@@ -36,6 +38,7 @@ impl Filter for Authentication {
         let result = result.map(|(user, _)| user);
         let authenticator = self.authenticator.clone();
         let header_names = self.header_names.clone();
+        let auditor = self.auditor.clone();
         Box::pin(async move {
             let result = authenticator.review_if_needed(req.headers(), result).await;
             let result = match result {
@@ -45,7 +48,7 @@ impl Filter for Authentication {
                     .map(|()| user),
                 Err(e) => Err(e),
             };
-            Authentication::finish(req, result, front_proxied, &header_names, next).await
+            Authentication::finish(req, result, front_proxied, &header_names, auditor, next).await
         })
     }
 }
@@ -58,6 +61,7 @@ impl Authentication {
         result: Result<crate::authentication::UserInfo, String>,
         front_proxied: bool,
         header_names: &RequestHeaderNames,
+        auditor: Option<Arc<crate::audit::Auditor>>,
         next: Next,
     ) -> Response {
         match result {
@@ -81,7 +85,11 @@ impl Authentication {
             }
             Err(reason) => {
                 tracing::debug!(path = %req.uri().path(), %reason, "unauthorized");
-                ApiError::unauthorized().into_response()
+                let resp = ApiError::unauthorized().into_response();
+                if let Some(a) = &auditor {
+                    super::audit::Audit::record_unauthenticated(a, &req, resp.status().as_u16());
+                }
+                resp
             }
         }
     }

@@ -7,6 +7,8 @@ use futures_util::future::BoxFuture;
 
 use super::{Filter, Next};
 use crate::apimachinery::errors::{ApiError, GroupResource};
+use crate::audit::context::{DECISION_ANNOTATION, REASON_ANNOTATION};
+use crate::audit::AuditContext;
 use crate::authentication::UserInfo;
 use crate::authorization::{forbidden_message, Attributes, Authorizer, Decision};
 use crate::body::{Request, Response};
@@ -51,6 +53,18 @@ impl Filter for Authorization {
                     request: &info,
                 })
                 .await;
+            if let Some(audit) = AuditContext::of(&req) {
+                match &decision {
+                    Decision::Allow => audit.annotate(DECISION_ANNOTATION, "allow"),
+                    Decision::Deny(reason) | Decision::NoOpinion(reason) => {
+                        audit.annotate(DECISION_ANNOTATION, "forbid");
+                        if !reason.is_empty() {
+                            audit.annotate(REASON_ANNOTATION, reason.clone());
+                        }
+                    }
+                    Decision::Error(_) => {}
+                }
+            }
             match decision {
                 Decision::Allow => {
                     req.extensions_mut().insert(user);

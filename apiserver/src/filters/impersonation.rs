@@ -175,7 +175,11 @@ impl Filter for Impersonation {
             for n in names {
                 headers.remove(n);
             }
-            req.extensions_mut().insert(impersonated(wanted));
+            let user = impersonated(wanted);
+            if let Some(audit) = crate::audit::AuditContext::of(&req) {
+                audit.impersonate(&user);
+            }
+            req.extensions_mut().insert(user);
             next.run(req).await
         })
     }

@@ -5,6 +5,7 @@
 //! `tower::Layer`. The chain is assembled in `server::chain`, in upstream's
 //! order.
 
+pub mod audit;
 pub mod audit_id;
 pub mod authentication;
 pub mod authorization;

@@ -12,6 +12,7 @@
 use std::time::Duration;
 
 use anyhow::Context;
+use bytes::Bytes;
 use http::header::{HeaderName, HeaderValue};
 use http::{HeaderMap, Uri};
 use hyper_util::client::legacy::Client;
@@ -62,9 +63,12 @@ impl Delegate {
     fn target(&self, path_and_query: &str) -> Result<Uri, ApiError> {
         let base_path = self.base.path().trim_end_matches('/');
         let mut parts = self.base.clone().into_parts();
+        let mut full = format!("{base_path}{path_and_query}");
+        if full.is_empty() {
+            full.push('/');
+        }
         parts.path_and_query = Some(
-            format!("{base_path}{path_and_query}")
-                .parse()
+            full.parse()
                 .map_err(|e| ApiError::bad_request(format!("invalid request path: {e}")))?,
         );
         Uri::from_parts(parts)
@@ -93,6 +97,9 @@ impl Delegate {
         if let Some(h) = out.headers_mut() {
             copy_request_headers(&parts.headers, h, upgrade);
             set_identity_headers(h, user);
+            if let Some(crate::request::RemoteAddr(addr)) = parts.extensions.get() {
+                append_forwarded_for(h, addr.ip());
+            }
         }
         let out = match out.body(if upgrade { body::empty() } else { body }) {
             Ok(r) => r,
@@ -144,6 +151,25 @@ impl Delegate {
         bearer: Option<&str>,
         timeout: Duration,
     ) -> Result<(u16, serde_json::Value), String> {
+        let body = body.map(|v| ("application/json", Bytes::from(v.to_string())));
+        let (code, bytes) = self.call(method, path, body, user, bearer, timeout).await?;
+        Ok((
+            code,
+            serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null),
+        ))
+    }
+
+    /// Sends one request of its own with an optional `(content type, body)`
+    /// and reads the whole answer, within `timeout`: status code and body.
+    pub async fn call(
+        &self,
+        method: http::Method,
+        path: &str,
+        body: Option<(&str, Bytes)>,
+        user: Option<&UserInfo>,
+        bearer: Option<&str>,
+        timeout: Duration,
+    ) -> Result<(u16, Bytes), String> {
         use http_body_util::BodyExt;
         let uri = self.target(path).map_err(|e| e.message)?;
         let mut b = http::Request::builder()
@@ -159,9 +185,9 @@ impl Delegate {
             }
         }
         let req = match body {
-            Some(v) => b
-                .header(http::header::CONTENT_TYPE, "application/json")
-                .body(body::full(v.to_string())),
+            Some((content_type, bytes)) => b
+                .header(http::header::CONTENT_TYPE, content_type)
+                .body(body::full(bytes)),
             None => b.body(body::empty()),
         }
         .map_err(|e| e.to_string())?;
@@ -174,10 +200,7 @@ impl Delegate {
                 .await
                 .map_err(|e| e.to_string())?
                 .to_bytes();
-            Ok::<_, String>((
-                code,
-                serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null),
-            ))
+            Ok::<_, String>((code, bytes))
         };
         tokio::time::timeout(timeout, fut)
             .await
@@ -228,6 +251,25 @@ fn copy_request_headers(from: &HeaderMap, to: &mut HeaderMap, upgrade: bool) {
             http::header::CONNECTION,
             HeaderValue::from_static("Upgrade"),
         );
+    }
+}
+
+/// Appends the client's address to `X-Forwarded-For`, as Go's reverse
+/// proxy does, so the next tier's audit records see the whole chain.
+fn append_forwarded_for(headers: &mut HeaderMap, ip: std::net::IpAddr) {
+    let ip = ip.to_canonical().to_string();
+    let chain: Vec<&str> = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect();
+    let value = if chain.is_empty() {
+        ip
+    } else {
+        format!("{}, {ip}", chain.join(", "))
+    };
+    if let Ok(v) = HeaderValue::from_str(&value) {
+        headers.insert("x-forwarded-for", v);
     }
 }
 

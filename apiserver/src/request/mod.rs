@@ -48,3 +48,8 @@ impl Default for RequestStart {
 /// count a request where it is served, once.
 #[derive(Clone, Copy, Debug)]
 pub struct Forwarded;
+
+/// The address of the client at the other end of the connection (the proxy
+/// in front, for a request it forwarded), in every request's extensions.
+#[derive(Clone, Copy, Debug)]
+pub struct RemoteAddr(pub std::net::SocketAddr);

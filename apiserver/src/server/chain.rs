@@ -6,9 +6,11 @@ use std::time::Duration;
 
 use tower::ServiceBuilder;
 
+use crate::audit::Auditor;
 use crate::authentication::request_header::RequestHeaderNames;
 use crate::authentication::union::UnionAuthenticator;
 use crate::authorization::Authorizer;
+use crate::filters::audit::Audit;
 use crate::filters::audit_id::AuditId;
 use crate::filters::authentication::Authentication;
 use crate::filters::authorization::Authorization;
@@ -31,6 +33,8 @@ pub struct ChainConfig {
     pub trust_front_proxy_authorization: bool,
     pub request_timeout: Duration,
     pub max_request_body_bytes: usize,
+    /// Auditing, when an audit policy is configured.
+    pub auditor: Option<Arc<Auditor>>,
 }
 
 /// Wraps `handler` in every filter.
@@ -50,6 +54,10 @@ pub fn build_handler_chain(handler: HttpService, cfg: &ChainConfig) -> HttpServi
         .layer(FilterLayer(Authentication {
             authenticator: cfg.authenticator.clone(),
             header_names: cfg.header_names.clone(),
+            auditor: cfg.auditor.clone(),
+        }))
+        .layer(FilterLayer(Audit {
+            auditor: cfg.auditor.clone(),
         }))
         .layer(FilterLayer(Impersonation {
             authorizer: cfg.authorizer.clone(),

@@ -1,5 +1,6 @@
 //! Serving: listeners, TLS, the handler chain, and running a tier.
 
+pub mod audit_options;
 pub mod chain;
 pub mod delegated;
 pub mod discovery_cache;
@@ -27,6 +28,8 @@ pub struct ServerConfig<'a> {
     pub default_port: u16,
     pub authentication: &'a AuthenticationOptions,
     pub generic: &'a GenericOptions,
+    /// `--audit-*`.
+    pub audit: &'a audit_options::AuditOptions,
     pub authorizer: Arc<dyn Authorizer>,
     /// Checks run after authentication succeeded, e.g. that the objects a
     /// bound service account token names still exist.
@@ -117,6 +120,7 @@ pub async fn run(cfg: ServerConfig<'_>, api: Arc<GenericApiServer>) -> anyhow::R
         &key,
         authn.client_ca_hints.clone(),
     )?);
+    let auditor = cfg.audit.build()?;
     let chain_cfg = chain::ChainConfig {
         authenticator: authn.authenticator,
         header_names: authn.header_names,
@@ -124,6 +128,7 @@ pub async fn run(cfg: ServerConfig<'_>, api: Arc<GenericApiServer>) -> anyhow::R
         trust_front_proxy_authorization: cfg.trust_front_proxy_authorization,
         request_timeout: cfg.generic.request_timeout,
         max_request_body_bytes: crate::body::MAX_REQUEST_BODY_BYTES,
+        auditor: auditor.clone(),
     };
     let handler: HttpService = service_fn(move |req| api.clone().handle(req));
     let service = chain::build_handler_chain(handler, &chain_cfg);
@@ -141,6 +146,9 @@ pub async fn run(cfg: ServerConfig<'_>, api: Arc<GenericApiServer>) -> anyhow::R
         cfg.serving.connection_limits(),
     )
     .await;
+    if let Some(a) = auditor {
+        a.sink.shutdown().await;
+    }
     tracing::info!(server = cfg.name, "stopped");
     Ok(())
 }

@@ -18,6 +18,7 @@ use tokio_rustls::TlsAcceptor;
 use crate::body;
 use crate::filters::HttpService;
 use crate::request::peer::PeerCertificates;
+use crate::request::RemoteAddr;
 
 /// What one listener allows its clients.
 #[derive(Clone, Copy, Debug)]
@@ -127,6 +128,7 @@ pub async fn serve(
             let hyper_service = hyper::service::service_fn(move |req: http::Request<Incoming>| {
                 let mut req = req.map(body::boxed);
                 req.extensions_mut().insert(peer.clone());
+                req.extensions_mut().insert(RemoteAddr(remote));
                 let response = service.handle(req);
                 async move { Ok::<_, Infallible>(response.await) }
             });

@@ -42,6 +42,8 @@ struct Options {
     #[command(flatten)]
     generic: GenericOptions,
     #[command(flatten)]
+    audit: apiserver::server::audit_options::AuditOptions,
+    #[command(flatten)]
     delegated: apiserver::server::delegated::DelegatedAuthOptions,
     /// The Node name this machine's metrics are reported under (default: the host name).
     #[arg(long)]
@@ -146,6 +148,7 @@ async fn main() -> anyhow::Result<()> {
             default_port: DEFAULT_PORT,
             authentication: &opts.authentication,
             generic: &opts.generic,
+            audit: &opts.audit,
             authorizer: delegated.authorizer,
             credential_validator: None,
             trust_front_proxy_authorization: false,

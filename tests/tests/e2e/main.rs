@@ -8,6 +8,7 @@ mod aggregator;
 mod aggregator_discovery;
 mod allocation_repair;
 mod apply;
+mod audit;
 mod auth;
 mod bound_tokens;
 mod builtins;
