@@ -85,7 +85,9 @@ impl Filter for Audit {
                 metrics::rejected();
                 return ApiError::internal("failed to store audit event").into_response();
             }
+            let guard = PanicGuard(Some((auditor.clone(), ev.clone(), cfg.omit_stages.clone())));
             let resp = next.run(req).await;
+            guard.disarm();
             let code = resp.status().as_u16();
             ev.response_status = Some(ResponseStatus::code(code));
             if long_running {
@@ -379,6 +381,33 @@ fn finish(auditor: &Auditor, mut ev: Event, ctx: &AuditContext, cfg: &RequestAud
     }
     add_context(&mut ev, ctx);
     auditor.emit(&mut ev, &cfg.omit_stages);
+}
+
+/// Records the `Panic` stage when the rest of the chain panics while
+/// handling an audited request (the panic goes on to `PanicRecovery`).
+struct PanicGuard(Option<(Arc<Auditor>, Event, Vec<Stage>)>);
+
+impl PanicGuard {
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for PanicGuard {
+    fn drop(&mut self) {
+        if let Some((auditor, mut ev, omit)) = self.0.take() {
+            if std::thread::panicking() {
+                ev.stage = Stage::Panic;
+                ev.response_status = Some(ResponseStatus {
+                    status: Some("Failure".into()),
+                    reason: Some("InternalError".into()),
+                    message: Some("APIServer panic'd".into()),
+                    ..ResponseStatus::code(500)
+                });
+                auditor.emit(&mut ev, &omit);
+            }
+        }
+    }
 }
 
 /// A body that copies up to `capture` bytes of what it yields and calls
