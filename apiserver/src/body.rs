@@ -109,6 +109,50 @@ pub fn observed(body: Body, on_end: impl FnOnce(u64) + Send + 'static) -> Body {
     )
 }
 
+/// A body that ends (cleanly, between frames) once `end` resolves: how a
+/// proxied stream is cut at shutdown.
+pub fn ends_when(body: Body, end: futures_util::future::BoxFuture<'static, ()>) -> Body {
+    Body(
+        EndsWhen {
+            inner: body,
+            end: Some(end),
+        }
+        .boxed_unsync(),
+    )
+}
+
+struct EndsWhen {
+    inner: Body,
+    end: Option<futures_util::future::BoxFuture<'static, ()>>,
+}
+
+impl http_body::Body for EndsWhen {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, BoxError>>> {
+        if let Some(end) = self.end.as_mut() {
+            if end.as_mut().poll(cx).is_ready() {
+                self.end = None;
+                self.inner = empty();
+                return std::task::Poll::Ready(None);
+            }
+        }
+        std::pin::Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
 struct Observed {
     inner: Body,
     bytes: u64,

@@ -88,6 +88,17 @@ impl Delegate {
             Err(e) => return e.into_response(),
         };
         let upgrade = is_upgrade(req.headers());
+        let cut_at_shutdown = req
+            .extensions()
+            .get::<crate::request::WatchTermination>()
+            .filter(|_| {
+                !upgrade
+                    && req
+                        .extensions()
+                        .get::<crate::request::info::RequestInfo>()
+                        .is_some_and(|i| i.is_long_running())
+            })
+            .cloned();
         let client_upgrade = upgrade.then(|| hyper::upgrade::on(&mut req));
         let (parts, body) = req.into_parts();
         let mut out = http::Request::builder()
@@ -133,7 +144,11 @@ impl Delegate {
             parts.headers.remove(*h);
         }
         parts.extensions.insert(crate::request::Forwarded);
-        http::Response::from_parts(parts, body::boxed(body))
+        let body = match cut_at_shutdown {
+            Some(t) => body::ends_when(body::boxed(body), Box::pin(t.cut())),
+            None => body::boxed(body),
+        };
+        http::Response::from_parts(parts, body)
     }
 }
 

@@ -53,3 +53,36 @@ pub struct Forwarded;
 /// in front, for a request it forwarded), in every request's extensions.
 #[derive(Clone, Copy, Debug)]
 pub struct RemoteAddr(pub std::net::SocketAddr);
+
+/// Tells a long-running request that the server is shutting down: a watch
+/// then sends its final BOOKMARK and ends, so its client resumes from there
+/// (on another replica) instead of relisting; a stream this server only
+/// proxies is cut a grace period later. Every request carries one.
+///
+/// The value is the shutdown phase: 0 running, 1 watches end, 2 proxied
+/// streams are cut.
+#[derive(Clone, Debug)]
+pub struct WatchTermination(pub tokio::sync::watch::Receiver<u8>);
+
+impl WatchTermination {
+    async fn reach(&mut self, phase: u8) {
+        if self.0.wait_for(|p| *p >= phase).await.is_err() {
+            // The server is gone: as good as there.
+        }
+    }
+
+    /// Resolves once the server begins ending watches.
+    pub async fn wait(&mut self) {
+        self.reach(1).await
+    }
+
+    /// Resolves once streams the server only proxies are to be cut.
+    pub async fn cut(mut self) {
+        self.reach(2).await
+    }
+
+    /// Whether the server has begun ending watches.
+    pub fn is_set(&self) -> bool {
+        *self.0.borrow() >= 1
+    }
+}

@@ -26,6 +26,8 @@ pub struct GenericApiServer {
     delegate: Option<Delegate>,
     pub livez: HealthChecks,
     pub readyz: HealthChecks,
+    /// Where this server is in its shutdown (`/readyz` and watches read it).
+    pub lifecycle: super::lifecycle::Lifecycle,
     version: Value,
     server_address: String,
     interceptor: Option<Arc<dyn Interceptor>>,
@@ -63,11 +65,15 @@ pub type NonResourceHandler =
 impl GenericApiServer {
     /// A server serving `groups`, delegating the rest to `delegate`.
     pub fn new(groups: Catalog, delegate: Option<Delegate>, server_address: String) -> Self {
+        let lifecycle = super::lifecycle::Lifecycle::default();
+        let mut readyz = HealthChecks::new();
+        readyz.add("shutdown", lifecycle.readyz_check());
         GenericApiServer {
             groups: RwLock::new(Arc::new(groups)),
             delegate,
             livez: HealthChecks::new(),
-            readyz: HealthChecks::new(),
+            readyz,
+            lifecycle,
             version: crate::endpoints::version::version_info(),
             server_address,
             interceptor: None,
@@ -152,7 +158,9 @@ impl GenericApiServer {
 
     /// Handles one request that passed the filters, routed by the
     /// [`RequestInfo`] the filters recognised (never by the path again).
-    pub async fn handle(self: Arc<Self>, req: Request) -> Response {
+    pub async fn handle(self: Arc<Self>, mut req: Request) -> Response {
+        req.extensions_mut()
+            .insert(self.lifecycle.watch_termination());
         let Some(info) = req.extensions().get::<RequestInfo>().cloned() else {
             return ApiError::internal("no request info").into_response();
         };

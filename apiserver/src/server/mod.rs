@@ -6,6 +6,7 @@ pub mod delegated;
 pub mod discovery_cache;
 pub mod handler;
 pub mod healthz;
+pub mod lifecycle;
 pub mod memory;
 pub mod options;
 pub mod serve;
@@ -72,6 +73,30 @@ pub async fn shutdown_signal() {
     tokio::select! { _ = ctrl_c => {}, _ = term => {} }
 }
 
+/// Steps 1 and 2 of the shutdown ([`lifecycle`]): resolves when the listener
+/// is to close, after SIGTERM and `--shutdown-delay-duration`, with watches
+/// told to end.
+async fn shutdown_sequence(
+    name: &str,
+    lifecycle: lifecycle::Lifecycle,
+    delay: std::time::Duration,
+    watch_grace: std::time::Duration,
+) {
+    shutdown_signal().await;
+    lifecycle.initiate_shutdown();
+    tracing::info!(server = name, delay = ?delay, "shutdown initiated: /readyz fails from now on");
+    tokio::time::sleep(delay).await;
+    tracing::info!(
+        server = name,
+        "not accepting new connections; ending watches, draining requests"
+    );
+    lifecycle.end_watches();
+    tokio::spawn(async move {
+        tokio::time::sleep(watch_grace).await;
+        lifecycle.cut_proxied_streams();
+    });
+}
+
 /// The address a server listens on.
 pub fn listen_address(serving: &SecureServingOptions, default_port: u16) -> SocketAddr {
     SocketAddr::new(
@@ -121,6 +146,7 @@ pub async fn run(cfg: ServerConfig<'_>, api: Arc<GenericApiServer>) -> anyhow::R
         authn.client_ca_hints.clone(),
     )?);
     let auditor = cfg.audit.build()?;
+    let lifecycle = api.lifecycle.clone();
     let chain_cfg = chain::ChainConfig {
         authenticator: authn.authenticator,
         header_names: authn.header_names,
@@ -141,7 +167,12 @@ pub async fn run(cfg: ServerConfig<'_>, api: Arc<GenericApiServer>) -> anyhow::R
         listener,
         tls,
         service,
-        shutdown_signal(),
+        shutdown_sequence(
+            cfg.name,
+            lifecycle,
+            cfg.generic.shutdown_delay_duration,
+            cfg.generic.shutdown_watch_termination_grace_period,
+        ),
         cfg.generic.shutdown_drain,
         cfg.serving.connection_limits(),
     )

@@ -272,9 +272,16 @@ pub struct GenericOptions {
     /// Default deadline of non-long-running requests.
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     pub request_timeout: Duration,
-    /// How long to wait for open connections when shutting down.
-    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    /// How long in-flight requests may take to finish once the listener is
+    /// closed at shutdown (upstream waits up to the request timeout).
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
     pub shutdown_drain: Duration,
+    /// Time to delay the termination. During that time the server keeps serving requests normally. The endpoints /healthz and /livez will return success, but /readyz immediately returns failure. Graceful termination starts after this delay has elapsed. This can be used to allow load balancer to stop sending traffic to this server.
+    #[arg(long, default_value = "0s", value_parser = parse_duration)]
+    pub shutdown_delay_duration: Duration,
+    /// The grace period watches this server only proxies get to end on their own once shutdown stops accepting requests; then they are cut (its own watches end at once, with a final BOOKMARK).
+    #[arg(long, default_value = "0s", value_parser = parse_duration)]
+    pub shutdown_watch_termination_grace_period: Duration,
 }
 
 /// Parses a Go-style duration flag (`60s`, `5m`).

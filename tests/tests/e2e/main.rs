@@ -37,6 +37,7 @@ mod resilience;
 mod rest;
 mod review_server;
 mod services;
+mod shutdown;
 mod watch;
 mod watch_cache;
 mod webhooks;

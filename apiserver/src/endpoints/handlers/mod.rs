@@ -572,6 +572,9 @@ pub struct RestRequest<'a> {
     pub warnings: std::sync::Arc<crate::request::Warnings>,
     /// When the request arrived (admission webhooks share a budget from it).
     pub started: crate::request::RequestStart,
+    /// Fires when the server shuts down: a watch then ends (see
+    /// `crate::server::lifecycle`).
+    pub termination: Option<crate::request::WatchTermination>,
 }
 
 impl RestRequest<'_> {
@@ -635,6 +638,10 @@ pub async fn serve(store: &Store, info: &RequestInfo, req: Request) -> Response 
         user_agent,
         warnings: Default::default(),
         started: Default::default(),
+        termination: req
+            .extensions()
+            .get::<crate::request::WatchTermination>()
+            .cloned(),
     };
     let errors = error_format(
         req.headers()

@@ -65,33 +65,110 @@ pub async fn serve_watch(
         Some("false") | Some("0") => Some(false),
         _ => None,
     };
+    let allow_bookmarks = rest.query.flag("allowWatchBookmarks");
     let opts = WatchOptions {
         list,
-        allow_bookmarks: rest.query.flag("allowWatchBookmarks"),
+        allow_bookmarks,
         send_initial_events,
         timeout: Some(timeout),
     };
     crate::registry::watch::validate_watch_options(&opts)?;
+    let ending = Ending {
+        termination: rest.termination.clone(),
+        allow_bookmarks,
+        last_revision: None,
+        ended: false,
+    };
     let rx = match rest.store.watch_events(namespace, opts, timeout).await? {
-        WatchRead::Encoded(rx) => return Ok(cached_watch_response(rest.store.clone(), rx, *neg)),
+        WatchRead::Encoded(rx) => {
+            return Ok(cached_watch_response(rest.store.clone(), rx, *neg, ending))
+        }
         WatchRead::Decoded(rx) => rx,
     };
     let def = rest.store.def.clone();
     let neg = *neg;
     let mut first = true;
     let sent = event_metrics(&def);
-    let frames = stream::unfold(rx, move |mut rx| {
+    let frames = stream::unfold((rx, ending), move |(mut rx, mut ending)| {
         let def = def.clone();
         let headers = std::mem::replace(&mut first, false);
         let sent = sent.clone();
         async move {
-            let ev = rx.recv().await?;
+            if ending.ended {
+                return None;
+            }
+            let ev = tokio::select! {
+                biased;
+                _ = ending.terminated() => {
+                    let rv = ending.final_bookmark()?;
+                    Event { type_: "BOOKMARK", object: bookmark_object(&def, &rv.to_string(), false) }
+                }
+                ev = rx.recv() => {
+                    let ev = ev?;
+                    if ev.type_ != "ERROR" {
+                        if let Some(rv) = ev.object.pointer("/metadata/resourceVersion").and_then(|v| v.as_str()).and_then(|v| v.parse().ok()) {
+                            ending.last_revision = Some(rv);
+                        }
+                    }
+                    ev
+                }
+            };
             let bytes = encode_event(&def, ev, &neg, headers);
             sent.sent(bytes.len());
-            Some((Ok::<_, BoxError>(Frame::data(bytes)), rx))
+            Some((Ok::<_, BoxError>(Frame::data(bytes)), (rx, ending)))
         }
     });
     Ok(stream_response(frames, neg.format))
+}
+
+/// How a watch ends when its server shuts down: with a BOOKMARK at the last
+/// revision it sent (if the client allowed bookmarks and anything was
+/// sent), after which the stream ends cleanly and the client resumes from
+/// there. Events still queued are not sent: the client gets them from the
+/// server it resumes on.
+struct Ending {
+    termination: Option<crate::request::WatchTermination>,
+    allow_bookmarks: bool,
+    last_revision: Option<i64>,
+    ended: bool,
+}
+
+impl Ending {
+    /// Resolves when the server shuts down (never without a signal).
+    async fn terminated(&mut self) {
+        match &mut self.termination {
+            Some(t) => t.wait().await,
+            None => std::future::pending().await,
+        }
+    }
+
+    /// Marks the watch ended; the revision of its final BOOKMARK, if one is
+    /// sent.
+    fn final_bookmark(&mut self) -> Option<i64> {
+        self.ended = true;
+        self.last_revision.filter(|_| self.allow_bookmarks)
+    }
+}
+
+/// The object of a BOOKMARK event at `revision`.
+fn bookmark_object(
+    def: &crate::registry::resource::ResourceDef,
+    revision: &str,
+    initial_events_end: bool,
+) -> serde_json::Value {
+    let mut object = json!({
+        "kind": def.kind,
+        "apiVersion": def.api_version(),
+        "metadata": { "resourceVersion": revision, "creationTimestamp": null },
+    });
+    if initial_events_end {
+        crate::apimachinery::meta::set(
+            &mut object,
+            "annotations",
+            json!({"k8s.io/initial-events-end": "true"}),
+        );
+    }
+    object
 }
 
 /// The `apiserver_watch_events_*` counters of the watched resource.
@@ -125,16 +202,35 @@ fn cached_watch_response(
     store: Store,
     rx: tokio::sync::mpsc::Receiver<CachedWatchEvent>,
     neg: Negotiated,
+    ending: Ending,
 ) -> Response {
     let mut first = true;
     let sent = event_metrics(&store.def);
-    let frames = stream::unfold(rx, move |mut rx| {
+    let frames = stream::unfold((rx, ending), move |(mut rx, mut ending)| {
         let store = store.clone();
         let def = store.def.clone();
         let headers = std::mem::replace(&mut first, false);
         let sent = sent.clone();
         async move {
-            let ev = rx.recv().await?;
+            if ending.ended {
+                return None;
+            }
+            let ev = tokio::select! {
+                biased;
+                _ = ending.terminated() => CachedWatchEvent::Bookmark {
+                    revision: ending.final_bookmark()?,
+                    initial_events_end: false,
+                },
+                ev = rx.recv() => {
+                    let ev = ev?;
+                    match &ev {
+                        CachedWatchEvent::Object(_, obj) => ending.last_revision = Some(obj.revision),
+                        CachedWatchEvent::Bookmark { revision, .. } => ending.last_revision = Some(*revision),
+                        CachedWatchEvent::Error(_) => {}
+                    }
+                    ev
+                }
+            };
             let frames: Vec<Bytes> = match ev {
                 CachedWatchEvent::Object(type_, obj)
                     if neg.output == Output::Object && neg.format == Format::Protobuf =>
@@ -158,14 +254,7 @@ fn cached_watch_response(
                     vec![encode_event(&def, Event { type_, object }, &neg, headers)]
                 }
                 CachedWatchEvent::Bookmark { revision, initial_events_end } => {
-                    let mut object = json!({
-                        "kind": def.kind,
-                        "apiVersion": def.api_version(),
-                        "metadata": { "resourceVersion": revision.to_string(), "creationTimestamp": null },
-                    });
-                    if initial_events_end {
-                        crate::apimachinery::meta::set(&mut object, "annotations", json!({"k8s.io/initial-events-end": "true"}));
-                    }
+                    let object = bookmark_object(&def, &revision.to_string(), initial_events_end);
                     vec![encode_event(&def, Event { type_: "BOOKMARK", object }, &neg, headers)]
                 }
                 CachedWatchEvent::Error(e) => {
@@ -175,7 +264,7 @@ fn cached_watch_response(
             for frame in &frames {
                 sent.sent(frame.len());
             }
-            Some((stream::iter(frames.into_iter().map(|b| Ok::<_, BoxError>(Frame::data(b)))), rx))
+            Some((stream::iter(frames.into_iter().map(|b| Ok::<_, BoxError>(Frame::data(b)))), (rx, ending)))
         }
     })
     .flatten();
