@@ -97,7 +97,7 @@ async fn main() -> anyhow::Result<()> {
         )),
         _ => None,
     };
-    let storage = EtcdStorage::connect(&opts.etcd.etcd_servers, Default::default())
+    let storage = EtcdStorage::connect(&opts.etcd.etcd_servers, opts.etcd.storage_options()?)
         .await
         .map_err(|e| anyhow::anyhow!("configuring etcd client: {e}"))?;
     let prefix = opts.etcd.etcd_prefix.trim_end_matches('/').to_string();

@@ -182,8 +182,16 @@ pub fn tier_args(tier: Tier, pki: &Pki, ports: &Ports, extra: &[String]) -> Vec<
         "--requestheader-extra-headers-prefix".into(),
         "X-Remote-Extra-".into(),
     ];
-    args.push("--etcd-servers".into());
-    args.push(format!("http://127.0.0.1:{}", ports.etcd_client));
+    args.extend([
+        "--etcd-servers".into(),
+        format!("https://127.0.0.1:{}", ports.etcd_client),
+        "--etcd-cafile".into(),
+        path(&pki.etcd_ca_cert),
+        "--etcd-certfile".into(),
+        path(&pki.etcd_client_cert),
+        "--etcd-keyfile".into(),
+        path(&pki.etcd_client_key),
+    ]);
     args.push("--service-account-key-file".into());
     args.push(path(&pki.service_account_key));
     if tier == Tier::KubeCore {
@@ -208,9 +216,11 @@ pub fn tier_args(tier: Tier, pki: &Pki, ports: &Ports, extra: &[String]) -> Vec<
     args
 }
 
-/// The command-line flags of etcd for `data_dir` and `ports`.
-pub(crate) fn etcd_args(data_dir: &Path, ports: &Ports) -> Vec<String> {
-    let client = format!("http://127.0.0.1:{}", ports.etcd_client);
+/// The command-line flags of etcd for `data_dir` and `ports`: clients over
+/// TLS with client-certificate authentication (as kubeadm runs it), peers
+/// on loopback.
+pub(crate) fn etcd_args(data_dir: &Path, ports: &Ports, pki: &Pki) -> Vec<String> {
+    let client = format!("https://127.0.0.1:{}", ports.etcd_client);
     let peer = format!("http://127.0.0.1:{}", ports.etcd_peer);
     vec![
         "--name".into(),
@@ -227,6 +237,13 @@ pub(crate) fn etcd_args(data_dir: &Path, ports: &Ports) -> Vec<String> {
         peer.clone(),
         "--initial-cluster".into(),
         format!("default={peer}"),
+        "--cert-file".into(),
+        pki.etcd_server_cert.display().to_string(),
+        "--key-file".into(),
+        pki.etcd_server_key.display().to_string(),
+        "--trusted-ca-file".into(),
+        pki.etcd_ca_cert.display().to_string(),
+        "--client-cert-auth".into(),
     ]
 }
 
@@ -255,7 +272,8 @@ pub struct Cluster {
     pki: Pki,
     kubeconfig: PathBuf,
     https: reqwest::Client,
-    plain: reqwest::Client,
+    /// etcd's HTTP endpoints, with the etcd client certificate.
+    etcd_http: reqwest::Client,
     etcd: Option<Managed>,
     aggregator: Option<Managed>,
     kube_core: Option<Managed>,
@@ -301,7 +319,7 @@ impl Cluster {
         write_kubeconfig(&kubeconfig, &pki, &server)?;
         Ok(Cluster {
             https: process::https_probe_client(&pki.ca_cert)?,
-            plain: process::plain_probe_client()?,
+            etcd_http: process::etcd_http_client(&pki)?,
             cfg,
             pki,
             kubeconfig,
@@ -387,9 +405,15 @@ impl Cluster {
         format!("https://127.0.0.1:{}", tier.port(&self.cfg.ports))
     }
 
-    /// `http://127.0.0.1:<etcd client port>`.
+    /// `https://127.0.0.1:<etcd client port>`.
     pub fn etcd_url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.cfg.ports.etcd_client)
+        format!("https://127.0.0.1:{}", self.cfg.ports.etcd_client)
+    }
+
+    /// A client of etcd's HTTP endpoints (health, the gRPC gateway) holding
+    /// the etcd client certificate.
+    pub fn etcd_http_client(&self) -> reqwest::Client {
+        self.etcd_http.clone()
     }
 
     /// The log file of `name` (`etcd`, `aggregator`, `kube-core`, `extensions`).
@@ -415,7 +439,7 @@ impl Cluster {
         }
         ensure_port_available("etcd client", self.cfg.ports.etcd_client)?;
         ensure_port_available("etcd peer", self.cfg.ports.etcd_peer)?;
-        let args = etcd_args(&self.cfg.state_dir.join("etcd"), &self.cfg.ports);
+        let args = etcd_args(&self.cfg.state_dir.join("etcd"), &self.cfg.ports, &self.pki);
         let log = self.log_path("etcd");
         let child = Managed::spawn(
             "etcd",
@@ -425,7 +449,7 @@ impl Cluster {
             log.as_deref(),
             self.own_process_groups,
         )?;
-        let client = self.plain.clone();
+        let client = self.etcd_http.clone();
         let url = self.etcd_url();
         let slot = &mut self.etcd;
         let child = slot.insert(child);

@@ -124,14 +124,17 @@ fn tier_flags_follow_the_contract() {
         Some("/s/pki/front-proxy-client.key")
     );
     // The aggregator stores APIServices in etcd.
-    assert_eq!(flag(&agg, "--etcd-servers"), Some("http://127.0.0.1:2379"));
+    assert_eq!(flag(&agg, "--etcd-servers"), Some("https://127.0.0.1:2379"));
     assert_eq!(flag(&agg, "--service-cluster-ip-range"), None);
     assert_eq!(agg.last().map(String::as_str), Some("--v=4"));
 
     let core = tier_args(Tier::KubeCore, &pki, &ports, &[]);
     assert_eq!(flag(&core, "--secure-port"), Some("6444"));
     assert_eq!(flag(&core, "--tls-cert-file"), Some("/s/pki/kube-core.crt"));
-    assert_eq!(flag(&core, "--etcd-servers"), Some("http://127.0.0.1:2379"));
+    assert_eq!(
+        flag(&core, "--etcd-servers"),
+        Some("https://127.0.0.1:2379")
+    );
     assert_eq!(
         flag(&core, "--service-cluster-ip-range"),
         Some("10.96.0.0/12")
@@ -144,7 +147,16 @@ fn tier_flags_follow_the_contract() {
     let ext = tier_args(Tier::Extensions, &pki, &ports, &[]);
     assert_eq!(flag(&ext, "--secure-port"), Some("6445"));
     assert_eq!(flag(&ext, "--tls-cert-file"), Some("/s/pki/extensions.crt"));
-    assert_eq!(flag(&ext, "--etcd-servers"), Some("http://127.0.0.1:2379"));
+    assert_eq!(flag(&ext, "--etcd-servers"), Some("https://127.0.0.1:2379"));
+    assert_eq!(flag(&ext, "--etcd-cafile"), Some("/s/pki/etcd/ca.crt"));
+    assert_eq!(
+        flag(&ext, "--etcd-certfile"),
+        Some("/s/pki/apiserver-etcd-client.crt")
+    );
+    assert_eq!(
+        flag(&ext, "--etcd-keyfile"),
+        Some("/s/pki/apiserver-etcd-client.key")
+    );
     assert_eq!(flag(&ext, "--delegate-url"), None);
     assert_eq!(flag(&ext, "--proxy-client-cert-file"), None);
     assert_eq!(flag(&ext, "--service-cluster-ip-range"), None);
@@ -152,16 +164,20 @@ fn tier_flags_follow_the_contract() {
 
 #[test]
 fn etcd_flags_follow_the_contract() {
-    let args = etcd_args(Path::new("/s/etcd"), &Ports::defaults());
+    let pki = Pki::paths(Path::new("/s/pki"));
+    let args = etcd_args(Path::new("/s/etcd"), &Ports::defaults(), &pki);
+    assert_eq!(flag(&args, "--cert-file"), Some("/s/pki/etcd/server.crt"));
+    assert_eq!(flag(&args, "--trusted-ca-file"), Some("/s/pki/etcd/ca.crt"));
+    assert!(args.iter().any(|a| a == "--client-cert-auth"));
     assert_eq!(flag(&args, "--name"), Some("default"));
     assert_eq!(flag(&args, "--data-dir"), Some("/s/etcd"));
     assert_eq!(
         flag(&args, "--listen-client-urls"),
-        Some("http://127.0.0.1:2379")
+        Some("https://127.0.0.1:2379")
     );
     assert_eq!(
         flag(&args, "--advertise-client-urls"),
-        Some("http://127.0.0.1:2379")
+        Some("https://127.0.0.1:2379")
     );
     assert_eq!(
         flag(&args, "--listen-peer-urls"),
@@ -228,7 +244,7 @@ async fn etcd_starts_stops_and_keeps_its_data() {
     let mut cluster = Cluster::prepare(config(dir.path(), dir.path().into())).unwrap();
     cluster.start_etcd().await.unwrap();
     let url = cluster.etcd_url();
-    probe_etcd(&url).await.unwrap();
+    probe_etcd(&url, cluster.pki()).await.unwrap();
     let pid = cluster.etcd_pid().unwrap();
     let data_dir_mode = std::fs::metadata(cluster.state_dir().join("etcd"))
         .unwrap()
@@ -236,7 +252,7 @@ async fn etcd_starts_stops_and_keeps_its_data() {
         .mode();
     assert_eq!(data_dir_mode & 0o777, 0o700);
 
-    let client = reqwest::Client::new();
+    let client = cluster.etcd_http_client();
     etcd_put(&client, &url, "/deploy-test", "kept").await;
     // Starting again while running is a no-op.
     cluster.start_etcd().await.unwrap();
@@ -245,7 +261,7 @@ async fn etcd_starts_stops_and_keeps_its_data() {
     cluster.stop_etcd().await.unwrap();
     assert!(!alive(pid));
     assert!(cluster.etcd_pid().is_none());
-    assert!(probe_etcd(&url).await.is_err());
+    assert!(probe_etcd(&url, cluster.pki()).await.is_err());
     cluster.stop_etcd().await.unwrap(); // idempotent
 
     cluster.start_etcd().await.unwrap();
@@ -409,7 +425,8 @@ async fn failing_tier_stops_what_was_started() {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
     let cfg = config(dir.path(), bin);
-    let etcd_url = format!("http://127.0.0.1:{}", cfg.ports.etcd_client);
+    let etcd_url = format!("https://127.0.0.1:{}", cfg.ports.etcd_client);
+    let probe_pki = crate::pki::ensure(&dir.path().join("probe-pki")).unwrap();
     let err = match Cluster::start(cfg).await {
         Ok(_) => panic!("start must fail"),
         Err(e) => format!("{e:#}"),
@@ -420,5 +437,5 @@ async fn failing_tier_stops_what_was_started() {
     );
     assert!(err.contains("cannot-serve---bind-address"), "{err}");
     // etcd was stopped again.
-    assert!(probe_etcd(&etcd_url).await.is_err());
+    assert!(probe_etcd(&etcd_url, &probe_pki).await.is_err());
 }

@@ -49,7 +49,7 @@ pub use cluster::{tier_args, Cluster, ClusterConfig, ExitedProcess, ExtraArgs, T
 pub use kubeconfig::write_kubeconfig;
 pub use pki::Pki;
 pub use ports::{free_port, Ports};
-pub use process::{probe_etcd, probe_https_ready};
+pub use process::{etcd_http_client, probe_etcd, probe_https_ready};
 
 use std::path::PathBuf;
 

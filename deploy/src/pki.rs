@@ -1,6 +1,8 @@
-//! The cluster's PKI: two CAs, serving certificates for the three tiers,
-//! the front-proxy client certificate, the admin client certificate and a
-//! static token file.
+//! The cluster's PKI, in kubeadm's layout: the cluster CA, the front-proxy CA
+//! and etcd's CA (`etcd/ca.crt`); serving certificates for the three tiers
+//! and etcd; the front-proxy client certificate, the tiers' etcd client
+//! certificate (`apiserver-etcd-client.crt`), the admin client certificate
+//! and a static token file.
 //!
 //! [`ensure`] creates whatever is missing in a directory and returns the
 //! paths of all files. Existing files are reused as they are; when a CA has
@@ -24,6 +26,10 @@ pub const FRONT_PROXY_CA_COMMON_NAME: &str = "front-proxy-ca";
 /// Common name of the front-proxy client certificate (the value the tiers
 /// must accept in `--requestheader-allowed-names`).
 pub const FRONT_PROXY_CLIENT_COMMON_NAME: &str = "front-proxy-client";
+/// Common name of etcd's CA (kubeadm's).
+pub const ETCD_CA_COMMON_NAME: &str = "etcd-ca";
+/// Common name of the tiers' etcd client certificate (kubeadm's).
+pub const ETCD_CLIENT_COMMON_NAME: &str = "kube-apiserver-etcd-client";
 /// Common name of the admin client certificate.
 pub const ADMIN_COMMON_NAME: &str = "kubernetes-admin";
 /// Organization (group) of the admin client certificate.
@@ -90,6 +96,19 @@ pub struct Pki {
     /// Key signing (kube-core) and verifying (all tiers) service account
     /// tokens (`--service-account-signing-key-file`, `--service-account-key-file`).
     pub service_account_key: PathBuf,
+    /// etcd's CA (kubeadm's `etcd/ca.crt`): signs etcd's serving certificate
+    /// and the client certificates etcd accepts.
+    pub etcd_ca_cert: PathBuf,
+    /// etcd CA private key.
+    pub etcd_ca_key: PathBuf,
+    /// etcd's serving certificate (`etcd/server.crt`).
+    pub etcd_server_cert: PathBuf,
+    /// etcd serving key.
+    pub etcd_server_key: PathBuf,
+    /// The tiers' etcd client certificate (`apiserver-etcd-client.crt`).
+    pub etcd_client_cert: PathBuf,
+    /// The tiers' etcd client key.
+    pub etcd_client_key: PathBuf,
 }
 
 impl Pki {
@@ -116,6 +135,12 @@ impl Pki {
             tokens_file: p("tokens.csv"),
             admin_token: String::new(),
             service_account_key: p("sa.key"),
+            etcd_ca_cert: p("etcd/ca.crt"),
+            etcd_ca_key: p("etcd/ca.key"),
+            etcd_server_cert: p("etcd/server.crt"),
+            etcd_server_key: p("etcd/server.key"),
+            etcd_client_cert: p("apiserver-etcd-client.crt"),
+            etcd_client_key: p("apiserver-etcd-client.key"),
         }
     }
 }
@@ -165,6 +190,24 @@ pub fn ensure(dir: &Path) -> anyhow::Result<Pki> {
         &fp_ca,
         fp_new,
         || leaf_params(FRONT_PROXY_CLIENT_COMMON_NAME, None, &[], Usage::Client),
+    )?;
+
+    fs::create_dir_all(dir.join("etcd"))
+        .with_context(|| format!("creating {}", dir.join("etcd").display()))?;
+    let (etcd_ca, etcd_new) = ensure_ca(&pki.etcd_ca_cert, &pki.etcd_ca_key, ETCD_CA_COMMON_NAME)?;
+    ensure_leaf(
+        &pki.etcd_server_cert,
+        &pki.etcd_server_key,
+        &etcd_ca,
+        etcd_new,
+        || leaf_params("kube-etcd", None, BACKEND_SANS, Usage::ServerAndClient),
+    )?;
+    ensure_leaf(
+        &pki.etcd_client_cert,
+        &pki.etcd_client_key,
+        &etcd_ca,
+        etcd_new,
+        || leaf_params(ETCD_CLIENT_COMMON_NAME, None, &[], Usage::Client),
     )?;
 
     pki.admin_token = ensure_tokens(&pki.tokens_file)?;
@@ -232,6 +275,10 @@ fn ensure_tokens(path: &Path) -> anyhow::Result<String> {
 enum Usage {
     Server,
     Client,
+    /// Serving and client authentication: etcd's serving certificate, which
+    /// its own gRPC gateway also presents when it dials etcd (as kubeadm
+    /// issues it).
+    ServerAndClient,
 }
 
 fn now() -> time::OffsetDateTime {
@@ -289,10 +336,14 @@ fn leaf_params(
         .push(DnType::CommonName, common_name);
     params.is_ca = IsCa::ExplicitNoCa;
     params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
-    params.extended_key_usages = vec![match usage {
-        Usage::Server => ExtendedKeyUsagePurpose::ServerAuth,
-        Usage::Client => ExtendedKeyUsagePurpose::ClientAuth,
-    }];
+    params.extended_key_usages = match usage {
+        Usage::Server => vec![ExtendedKeyUsagePurpose::ServerAuth],
+        Usage::Client => vec![ExtendedKeyUsagePurpose::ClientAuth],
+        Usage::ServerAndClient => vec![
+            ExtendedKeyUsagePurpose::ServerAuth,
+            ExtendedKeyUsagePurpose::ClientAuth,
+        ],
+    };
     params.use_authority_key_identifier_extension = true;
     params.not_before = now() - time::Duration::hours(1);
     params.not_after = now() + time::Duration::days(LEAF_VALIDITY_DAYS);

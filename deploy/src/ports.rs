@@ -11,7 +11,7 @@ pub struct Ports {
     pub kube_core: u16,
     /// HTTPS port of the extensions tier.
     pub extensions: u16,
-    /// etcd client port (plain HTTP).
+    /// etcd client port (HTTPS, client certificates required).
     pub etcd_client: u16,
     /// etcd peer port (plain HTTP).
     pub etcd_peer: u16,

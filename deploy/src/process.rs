@@ -252,9 +252,28 @@ pub(crate) fn https_probe_client(ca_cert: &Path) -> anyhow::Result<reqwest::Clie
     http_client(Some(&pem))
 }
 
-/// A plain-HTTP client for etcd's health endpoint.
-pub(crate) fn plain_probe_client() -> anyhow::Result<reqwest::Client> {
-    http_client(None)
+/// A client of etcd's HTTP endpoints (`/health`, the gRPC gateway) over
+/// TLS: it trusts etcd's CA and presents the tiers' etcd client certificate,
+/// which etcd (`--client-cert-auth`) requires.
+pub fn etcd_http_client(pki: &crate::Pki) -> anyhow::Result<reqwest::Client> {
+    let read = |p: &Path| fs::read(p).with_context(|| format!("reading {}", p.display()));
+    let ca =
+        reqwest::Certificate::from_pem(&read(&pki.etcd_ca_cert)?).context("parsing etcd's CA")?;
+    let mut identity = read(&pki.etcd_client_cert)?;
+    identity.extend(read(&pki.etcd_client_key)?);
+    reqwest::Client::builder()
+        .no_proxy()
+        .timeout(PROBE_TIMEOUT)
+        .connect_timeout(PROBE_TIMEOUT)
+        .use_rustls_tls()
+        .tls_built_in_root_certs(false)
+        .add_root_certificate(ca)
+        .identity(
+            reqwest::Identity::from_pem(&identity)
+                .context("parsing the etcd client certificate")?,
+        )
+        .build()
+        .context("building the etcd HTTP client")
 }
 
 /// Succeeds when `GET <base_url>/readyz` answers 200, with the server
@@ -277,8 +296,8 @@ pub(crate) async fn readyz(client: &reqwest::Client, base_url: &str) -> anyhow::
 }
 
 /// Succeeds when `GET <client_url>/health` answers `{"health":"true"}`.
-pub async fn probe_etcd(client_url: &str) -> anyhow::Result<()> {
-    let client = plain_probe_client()?;
+pub async fn probe_etcd(client_url: &str, pki: &crate::Pki) -> anyhow::Result<()> {
+    let client = etcd_http_client(pki)?;
     etcd_health(&client, client_url).await
 }
 
@@ -391,7 +410,9 @@ mod tests {
     #[tokio::test]
     async fn etcd_probe_fails_on_closed_port() {
         let port = crate::Ports::free().unwrap().etcd_client;
-        assert!(probe_etcd(&format!("http://127.0.0.1:{port}"))
+        let dir = tempfile::tempdir().unwrap();
+        let pki = crate::pki::ensure(dir.path()).unwrap();
+        assert!(probe_etcd(&format!("https://127.0.0.1:{port}"), &pki)
             .await
             .is_err());
     }

@@ -123,7 +123,7 @@ fn build_authorizer(modes: &[String]) -> anyhow::Result<Authorizers> {
 async fn main() -> anyhow::Result<()> {
     apiserver::server::init_logging();
     let opts = Options::parse();
-    let storage = EtcdStorage::connect(&opts.etcd.etcd_servers, Default::default())
+    let storage = EtcdStorage::connect(&opts.etcd.etcd_servers, opts.etcd.storage_options()?)
         .await
         .map_err(|e| anyhow::anyhow!("configuring etcd client: {e}"))?;
     let prefix = opts.etcd.etcd_prefix.trim_end_matches('/').to_string();

@@ -79,10 +79,14 @@ enum Command {
     },
     /// The same create loop straight against etcd.
     Etcd {
-        #[arg(long, default_value = "http://127.0.0.1:2379", value_delimiter = ',')]
+        #[arg(long, default_value = "https://127.0.0.1:2379", value_delimiter = ',')]
         endpoints: Vec<String>,
         #[arg(long, default_value_t = 2000)]
         count: usize,
+        /// The PKI directory of the local cluster (`<state-dir>/pki`): etcd's
+        /// CA and the tiers' etcd client certificate, for https endpoints.
+        #[arg(long)]
+        pki_dir: Option<std::path::PathBuf>,
     },
     /// Loads `objects` ConfigMaps and prints the RSS of a server process.
     Rss {
@@ -100,9 +104,21 @@ enum Command {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {
     let opts = Options::parse();
-    if let Command::Etcd { endpoints, count } = &opts.command {
+    if let Command::Etcd {
+        endpoints,
+        count,
+        pki_dir,
+    } = &opts.command
+    {
         let before = cpu::CpuSnapshot::take(&opts.cpu_of);
-        etcd_puts(endpoints, *count, opts.concurrency, opts.object_size).await?;
+        etcd_puts(
+            endpoints,
+            pki_dir.as_deref(),
+            *count,
+            opts.concurrency,
+            opts.object_size,
+        )
+        .await?;
         before.print_per_op(&cpu::CpuSnapshot::take(&opts.cpu_of), *count);
         return Ok(());
     }
@@ -432,11 +448,28 @@ async fn watch_fanout(cms: &Api<ConfigMap>, watchers: usize, writes: usize) -> a
 
 async fn etcd_puts(
     endpoints: &[String],
+    pki_dir: Option<&std::path::Path>,
     count: usize,
     concurrency: usize,
     size: usize,
 ) -> anyhow::Result<()> {
-    let client = etcd_client::Client::connect(endpoints, None)
+    let options = match pki_dir {
+        Some(dir) => {
+            let read = |name: &str| {
+                std::fs::read(dir.join(name))
+                    .with_context(|| format!("reading {name} in {}", dir.display()))
+            };
+            let tls = etcd_client::TlsOptions::new()
+                .ca_certificate(etcd_client::Certificate::from_pem(read("etcd/ca.crt")?))
+                .identity(etcd_client::Identity::from_pem(
+                    read("apiserver-etcd-client.crt")?,
+                    read("apiserver-etcd-client.key")?,
+                ));
+            Some(etcd_client::ConnectOptions::new().with_tls(tls))
+        }
+        None => None,
+    };
+    let client = etcd_client::Client::connect(endpoints, options)
         .await
         .context("connecting to etcd")?;
     let value = vec![b'x'; size];

@@ -264,6 +264,51 @@ pub struct EtcdOptions {
     /// The interval of compaction requests (0 disables compaction by this server).
     #[arg(long, default_value = "5m", value_parser = parse_duration)]
     pub etcd_compaction_interval: Duration,
+    /// SSL Certificate Authority file used to secure etcd communication.
+    #[arg(long)]
+    pub etcd_cafile: Option<PathBuf>,
+    /// SSL certification file used to secure etcd communication.
+    #[arg(long)]
+    pub etcd_certfile: Option<PathBuf>,
+    /// SSL key file used to secure etcd communication.
+    #[arg(long)]
+    pub etcd_keyfile: Option<PathBuf>,
+}
+
+impl EtcdOptions {
+    /// The storage options these flags ask for: TLS when any `--etcd-*file`
+    /// flag is set or an endpoint is `https://`.
+    pub fn storage_options(&self) -> anyhow::Result<crate::storage::EtcdOptions> {
+        let read = |p: &PathBuf, flag: &str| {
+            std::fs::read(p).with_context(|| format!("reading {flag} {}", p.display()))
+        };
+        let client_cert_key = match (&self.etcd_certfile, &self.etcd_keyfile) {
+            (Some(c), Some(k)) => Some((read(c, "--etcd-certfile")?, read(k, "--etcd-keyfile")?)),
+            (None, None) => None,
+            _ => anyhow::bail!("--etcd-certfile and --etcd-keyfile go together"),
+        };
+        let ca_pem = self
+            .etcd_cafile
+            .as_ref()
+            .map(|p| read(p, "--etcd-cafile"))
+            .transpose()?;
+        let https = self.etcd_servers.iter().any(|s| s.starts_with("https://"));
+        if !https && (ca_pem.is_some() || client_cert_key.is_some()) {
+            anyhow::bail!(
+                "--etcd-cafile/--etcd-certfile/--etcd-keyfile need https:// --etcd-servers"
+            );
+        }
+        if https && self.etcd_servers.iter().any(|s| s.starts_with("http://")) {
+            anyhow::bail!("--etcd-servers mixes http:// and https:// endpoints");
+        }
+        Ok(crate::storage::EtcdOptions {
+            tls: https.then_some(crate::storage::EtcdTls {
+                ca_pem,
+                client_cert_key,
+            }),
+            ..Default::default()
+        })
+    }
 }
 
 /// `--request-timeout` and other generic limits.

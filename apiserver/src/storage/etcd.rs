@@ -63,7 +63,20 @@ async fn build_client(endpoints: &[String], opts: &EtcdOptions) -> Result<Client
         // and eventually sends GOAWAY, so only ping while streams are open.
         .with_keep_alive_while_idle(false)
         .with_require_leader(opts.require_leader);
-    // No credentials are configured, so this only registers the endpoints.
+    let options = match &opts.tls {
+        Some(tls) => {
+            let mut t = etcd_client::TlsOptions::new();
+            if let Some(ca) = &tls.ca_pem {
+                t = t.ca_certificate(etcd_client::Certificate::from_pem(ca));
+            }
+            if let Some((cert, key)) = &tls.client_cert_key {
+                t = t.identity(etcd_client::Identity::from_pem(cert, key));
+            }
+            options.with_tls(t)
+        }
+        None => options,
+    };
+    // Nothing is dialled yet: this only registers the endpoints.
     match tokio::time::timeout(
         opts.request_timeout,
         Client::connect(endpoints, Some(options)),

@@ -79,6 +79,30 @@ pub struct EtcdOptions {
     /// Largest gRPC response accepted (large unpaginated lists need this to be
     /// big; upstream uses `math.MaxInt32`).
     pub max_response_bytes: usize,
+    /// TLS to etcd (`https://` endpoints), with a client certificate when
+    /// etcd asks for one.
+    pub tls: Option<EtcdTls>,
+}
+
+/// How to reach etcd over TLS (`--etcd-cafile`, `--etcd-certfile`,
+/// `--etcd-keyfile`).
+#[derive(Clone)]
+pub struct EtcdTls {
+    /// PEM CA bundle verifying etcd's serving certificate (the system roots
+    /// when `None`).
+    pub ca_pem: Option<Vec<u8>>,
+    /// PEM client certificate and key.
+    pub client_cert_key: Option<(Vec<u8>, Vec<u8>)>,
+}
+
+impl std::fmt::Debug for EtcdTls {
+    // Never prints the key.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EtcdTls")
+            .field("ca", &self.ca_pem.is_some())
+            .field("client_certificate", &self.client_cert_key.is_some())
+            .finish()
+    }
 }
 
 impl Default for EtcdOptions {
@@ -92,6 +116,7 @@ impl Default for EtcdOptions {
             keepalive_timeout: Duration::from_secs(10),
             require_leader: true,
             max_response_bytes: i32::MAX as usize,
+            tls: None,
         }
     }
 }

@@ -116,9 +116,7 @@ async fn repair_loops_restore_and_release_allocations() {
 
     // The node port bitmap loses 30080 and gains a leaked 30001: repair
     // marks the one in use and clears the leak.
-    let mut etcd = etcd_client::Client::connect([c.cluster.etcd_url()], None)
-        .await
-        .expect("etcd");
+    let mut etcd = c.etcd().await;
     let (mut range, ports) = bitmap_ports(&mut etcd).await;
     assert!(ports.contains(&30080), "{ports:?}");
     assert_eq!(range.range.as_deref(), Some("30000-32767"));

@@ -227,6 +227,25 @@ impl TestCluster {
         (child, port)
     }
 
+    /// A client of the cluster's etcd, over TLS with the tiers' etcd client
+    /// certificate (etcd requires one, as kubeadm runs it).
+    pub async fn etcd(&self) -> etcd_client::Client {
+        let pki = self.cluster.pki();
+        let read = |p: &std::path::Path| std::fs::read(p).expect("etcd PKI");
+        let tls = etcd_client::TlsOptions::new()
+            .ca_certificate(etcd_client::Certificate::from_pem(read(&pki.etcd_ca_cert)))
+            .identity(etcd_client::Identity::from_pem(
+                read(&pki.etcd_client_cert),
+                read(&pki.etcd_client_key),
+            ));
+        etcd_client::Client::connect(
+            [self.cluster.etcd_url()],
+            Some(etcd_client::ConnectOptions::new().with_tls(tls)),
+        )
+        .await
+        .expect("etcd")
+    }
+
     /// The aggregator's URL joined with `path`.
     pub fn url(&self, path: &str) -> String {
         format!("{}{}", self.cluster.aggregator_url(), path)

@@ -162,7 +162,9 @@ async fn compacted_continue_token_offers_an_inconsistent_continue() {
         .as_str()
         .unwrap_or("0")
         .to_string();
-    let compacted = reqwest::Client::new()
+    let compacted = c
+        .cluster
+        .etcd_http_client()
         .post(format!("{}/v3/kv/compaction", c.cluster.etcd_url()))
         .body(format!(r#"{{"revision":"{rv}","physical":true}}"#))
         .send()

@@ -303,9 +303,7 @@ async fn etcd_data_in_upstreams_encoding() {
     use k8s_pb::apimachinery::pkg::apis::meta::v1 as meta;
 
     let c = TestCluster::start().await;
-    let mut etcd = etcd_client::Client::connect([c.cluster.etcd_url()], None)
-        .await
-        .expect("etcd");
+    let mut etcd = c.etcd().await;
 
     // An object as upstream kube-apiserver writes it, put straight into etcd.
     let pod = core::Pod {

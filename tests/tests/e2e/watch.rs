@@ -276,7 +276,9 @@ async fn resume_expired_and_initial_events_end_bookmark() {
         .parse()
         .expect("rv");
     // Compact etcd through its HTTP gateway, as the apiserver's compactor would.
-    let compacted = reqwest::Client::new()
+    let compacted = c
+        .cluster
+        .etcd_http_client()
         .post(format!("{}/v3/kv/compaction", c.cluster.etcd_url()))
         .body(format!(r#"{{"revision":"{rv}","physical":true}}"#))
         .send()
