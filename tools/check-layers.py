@@ -20,7 +20,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "apiserver
 
 # Bottom to top: the order in which a request meets them, reversed.
 LAYERS = [
-    ("machinery", ["apimachinery", "body", "pki", "protobuf", "metrics"]),
+    ("machinery", ["apimachinery", "body", "pki", "protobuf", "metrics", "logging"]),
     ("transport", ["transport"]),
     ("request", ["request"]),
     ("auth interfaces", ["authentication", "authorization"]),

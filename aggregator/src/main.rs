@@ -61,6 +61,8 @@ struct Options {
     generic: GenericOptions,
     #[command(flatten)]
     audit: apiserver::server::audit_options::AuditOptions,
+    #[command(flatten)]
+    logging: apiserver::logging::LoggingOptions,
     /// Route requests for external API servers to their endpoint IPs (from
     /// EndpointSlices) rather than the Service's cluster IP. On by default
     /// here: the aggregator runs off-cluster, where cluster IPs do not route.
@@ -81,8 +83,8 @@ fn loopback_address(listen: std::net::SocketAddr) -> String {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    apiserver::server::init_logging();
     let opts = Options::parse();
+    opts.logging.init();
     let delegate = opts
         .delegation
         .delegate()?

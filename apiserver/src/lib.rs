@@ -14,6 +14,7 @@
 //! - [`admission`]: plugins that see every write;
 //! - [`audit`]: the audit policy, records and their backends (log, webhook);
 //! - [`metrics`]: the Prometheus registry served at `/metrics`;
+//! - [`logging`]: `--logging-format` and klog's `-v`;
 //! - [`proxy`]: delegation to the next tier with the caller's identity.
 
 pub mod admission;
@@ -27,6 +28,7 @@ pub mod client;
 pub mod endpoints;
 pub mod fieldmanager;
 pub mod filters;
+pub mod logging;
 pub mod metrics;
 pub mod openapi;
 pub mod pki;

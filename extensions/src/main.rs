@@ -46,13 +46,15 @@ struct Options {
     #[command(flatten)]
     audit: apiserver::server::audit_options::AuditOptions,
     #[command(flatten)]
+    logging: apiserver::logging::LoggingOptions,
+    #[command(flatten)]
     admission: apiserver::admission::plugins::AdmissionOptions,
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    apiserver::server::init_logging();
     let opts = Options::parse();
+    opts.logging.init();
     let storage = EtcdStorage::connect(&opts.etcd.etcd_servers, opts.etcd.storage_options()?)
         .await
         .map_err(|e| anyhow::anyhow!("configuring etcd client: {e}"))?;

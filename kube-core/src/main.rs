@@ -42,6 +42,8 @@ struct Options {
     #[command(flatten)]
     audit: apiserver::server::audit_options::AuditOptions,
     #[command(flatten)]
+    logging: apiserver::logging::LoggingOptions,
+    #[command(flatten)]
     admission: apiserver::admission::plugins::AdmissionOptions,
     /// CIDR range from which ClusterIPs are assigned to Services.
     #[arg(long, default_value = "10.96.0.0/12")]
@@ -121,8 +123,8 @@ fn build_authorizer(modes: &[String]) -> anyhow::Result<Authorizers> {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    apiserver::server::init_logging();
     let opts = Options::parse();
+    opts.logging.init();
     let storage = EtcdStorage::connect(&opts.etcd.etcd_servers, opts.etcd.storage_options()?)
         .await
         .map_err(|e| anyhow::anyhow!("configuring etcd client: {e}"))?;

@@ -11,6 +11,7 @@ pub mod authentication;
 pub mod authorization;
 pub mod body_limit;
 pub mod cache_control;
+pub mod httplog;
 pub mod impersonation;
 pub mod panic_recovery;
 pub mod request_info;

@@ -16,6 +16,7 @@ use crate::filters::authentication::Authentication;
 use crate::filters::authorization::Authorization;
 use crate::filters::body_limit::BodyLimit;
 use crate::filters::cache_control::CacheControl;
+use crate::filters::httplog::HttpLog;
 use crate::filters::impersonation::Impersonation;
 use crate::filters::panic_recovery::PanicRecovery;
 use crate::filters::request_info::WithRequestInfo;
@@ -43,6 +44,7 @@ pub fn build_handler_chain(handler: HttpService, cfg: &ChainConfig) -> HttpServi
         .layer(FilterLayer(PanicRecovery))
         .layer(FilterLayer(AuditId))
         .layer(FilterLayer(WithRequestInfo))
+        .layer(FilterLayer(HttpLog))
         .layer(FilterLayer(RequestMetrics))
         .layer(FilterLayer(CacheControl))
         .layer(FilterLayer(RequestTimeout {

@@ -44,14 +44,10 @@ pub struct ServerConfig<'a> {
     pub token_reviewer: Option<Arc<crate::authentication::token_review::TokenReviewAuthenticator>>,
 }
 
-/// Starts logging as configured by `RUST_LOG` (default `info`).
+/// Starts text logging at verbosity 0 (`RUST_LOG` overrides the level), for
+/// servers without [`crate::logging::LoggingOptions`].
 pub fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_target(false)
-        .try_init();
+    crate::logging::LoggingOptions::default().init();
 }
 
 /// Resolves on SIGTERM or Ctrl-C.

@@ -27,6 +27,7 @@ mod harness;
 mod kopf_admission;
 mod kubectl;
 mod list_options;
+mod logging;
 mod metrics;
 mod multiversion;
 mod node_authorization;
