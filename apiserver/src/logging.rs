@@ -71,8 +71,11 @@ impl LoggingOptions {
         VERBOSITY.store(self.v, Ordering::Relaxed);
         let filter = tracing_subscriber::EnvFilter::try_from_default_env()
             .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level_filter(self.v)));
+        // Colours only on a terminal: log files and journald get plain text.
+        let ansi = std::io::IsTerminal::is_terminal(&std::io::stdout());
         let builder = tracing_subscriber::fmt()
             .with_env_filter(filter)
+            .with_ansi(ansi)
             .with_target(false);
         let _ = match self.logging_format {
             Format::Text => builder.try_init(),

@@ -9,7 +9,11 @@
 //! authentication filter, and is stripped again here. Bodies stream both
 //! ways; upgrade requests (exec, attach, port-forward) are passed through.
 
+pub mod endpoints;
+
 use std::time::Duration;
+
+use std::sync::Arc;
 
 use anyhow::Context;
 use bytes::Bytes;
@@ -22,6 +26,7 @@ use crate::apimachinery::errors::ApiError;
 use crate::authentication::request_header::is_standard_identity_header;
 use crate::authentication::UserInfo;
 use crate::body::{self, Body, Request, Response};
+use endpoints::Endpoints;
 
 type Connector = crate::transport::HttpsConnector;
 
@@ -37,32 +42,56 @@ const HOP_BY_HOP: &[&str] = &[
     "transfer-encoding",
 ];
 
-/// A client of the next tier.
+/// A client of the next tier: one server, or several replicas of it
+/// ([`endpoints`]).
 #[derive(Clone)]
 pub struct Delegate {
     client: Client<Connector, Body>,
-    base: Uri,
+    endpoints: Arc<Endpoints>,
 }
 
 impl Delegate {
     /// A delegate at `url` using the given TLS client configuration.
     pub fn new(url: &str, tls: rustls::ClientConfig) -> anyhow::Result<Self> {
-        let base: Uri = url
-            .trim_end_matches('/')
-            .parse()
-            .with_context(|| format!("parsing delegate URL {url}"))?;
-        let client = crate::transport::https_client(tls, Some(Duration::from_secs(5)));
-        Ok(Delegate { client, base })
+        Self::replicated(&[url], tls)
     }
 
-    /// The delegate's base URL.
+    /// A delegate spreading requests over the replicas at `urls` (at least
+    /// one). With several, each replica's `/readyz` is probed every second
+    /// (on the current runtime) for as long as the delegate lives.
+    pub fn replicated(urls: &[&str], tls: rustls::ClientConfig) -> anyhow::Result<Self> {
+        anyhow::ensure!(!urls.is_empty(), "no delegate URL");
+        let bases = urls
+            .iter()
+            .map(|url| {
+                url.trim_end_matches('/')
+                    .parse::<Uri>()
+                    .with_context(|| format!("parsing delegate URL {url}"))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let client = crate::transport::https_client(tls, Some(Duration::from_secs(5)));
+        let endpoints = Arc::new(Endpoints::new(bases));
+        if endpoints.len() > 1 {
+            if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                rt.spawn(probe_readiness(client.clone(), Arc::downgrade(&endpoints)));
+            }
+        }
+        Ok(Delegate { client, endpoints })
+    }
+
+    /// The delegate's base URL (the first replica's).
     pub fn url(&self) -> &Uri {
-        &self.base
+        &self.endpoints.get(0).base
     }
 
     fn target(&self, path_and_query: &str) -> Result<Uri, ApiError> {
-        let base_path = self.base.path().trim_end_matches('/');
-        let mut parts = self.base.clone().into_parts();
+        self.target_at(0, path_and_query)
+    }
+
+    fn target_at(&self, replica: usize, path_and_query: &str) -> Result<Uri, ApiError> {
+        let base = &self.endpoints.get(replica).base;
+        let base_path = base.path().trim_end_matches('/');
+        let mut parts = base.clone().into_parts();
         let mut full = format!("{base_path}{path_and_query}");
         if full.is_empty() {
             full.push('/');
@@ -76,6 +105,10 @@ impl Delegate {
     }
 
     /// Forwards `req` as `user` and returns the next tier's response as is.
+    ///
+    /// With several replicas, a request whose connection could not be made
+    /// goes to the next replica (nothing was sent, so even a POST is safe
+    /// to send again); its body is read first so it can be sent again.
     pub async fn forward(&self, mut req: Request, user: Option<&UserInfo>) -> Response {
         let pq = req
             .uri()
@@ -83,10 +116,6 @@ impl Delegate {
             .map(|p| p.as_str())
             .unwrap_or("/")
             .to_string();
-        let uri = match self.target(&pq) {
-            Ok(u) => u,
-            Err(e) => return e.into_response(),
-        };
         let upgrade = is_upgrade(req.headers());
         let cut_at_shutdown = req
             .extensions()
@@ -101,38 +130,98 @@ impl Delegate {
             .cloned();
         let client_upgrade = upgrade.then(|| hyper::upgrade::on(&mut req));
         let (parts, body) = req.into_parts();
-        let mut out = http::Request::builder()
-            .method(parts.method)
-            .uri(uri)
-            .version(http::Version::HTTP_11);
-        if let Some(h) = out.headers_mut() {
-            copy_request_headers(&parts.headers, h, upgrade);
-            set_identity_headers(h, user);
-            if let Some(crate::request::RemoteAddr(addr)) = parts.extensions.get() {
-                append_forwarded_for(h, addr.ip());
+        let mut headers = HeaderMap::new();
+        copy_request_headers(&parts.headers, &mut headers, upgrade);
+        set_identity_headers(&mut headers, user);
+        if let Some(crate::request::RemoteAddr(addr)) = parts.extensions.get() {
+            append_forwarded_for(&mut headers, addr.ip());
+        }
+        let order = self.endpoints.order();
+        // One replica: the body streams through. Several: it is read once so
+        // that it can be sent again to the next replica.
+        let mut body = if upgrade {
+            Some(body::empty())
+        } else {
+            Some(body)
+        };
+        let replayable = if order.len() > 1 && !upgrade {
+            use http_body_util::BodyExt;
+            match body.take().map(|b| b.collect()) {
+                Some(collecting) => match collecting.await {
+                    Ok(c) => Some(c.to_bytes()),
+                    Err(e) => {
+                        let limit = e
+                            .downcast_ref::<http_body_util::LengthLimitError>()
+                            .is_some();
+                        return if limit {
+                            ApiError::request_entity_too_large(crate::body::MAX_REQUEST_BODY_BYTES)
+                        } else {
+                            ApiError::bad_request(format!("reading the request body: {e}"))
+                        }
+                        .into_response();
+                    }
+                },
+                None => None,
+            }
+        } else {
+            None
+        };
+        let mut last_error = None;
+        let mut resp = None;
+        for (attempt, &replica) in order.iter().enumerate() {
+            let uri = match self.target_at(replica, &pq) {
+                Ok(u) => u,
+                Err(e) => return e.into_response(),
+            };
+            let mut out = http::Request::builder()
+                .method(parts.method.clone())
+                .uri(uri)
+                .version(http::Version::HTTP_11);
+            if let Some(h) = out.headers_mut() {
+                *h = headers.clone();
+            }
+            let this_body = match (&replayable, body.take()) {
+                (Some(bytes), _) => body::full(bytes.clone()),
+                (None, Some(b)) => b,
+                (None, None) => body::empty(),
+            };
+            let out = match out.body(this_body) {
+                Ok(r) => r,
+                Err(e) => {
+                    return ApiError::internal(format!("building delegated request: {e}"))
+                        .into_response()
+                }
+            };
+            match self.client.request(out).await {
+                Ok(r) => {
+                    resp = Some(r);
+                    break;
+                }
+                Err(e) if caused_by_body_limit(&e) => {
+                    return ApiError::request_entity_too_large(crate::body::MAX_REQUEST_BODY_BYTES)
+                        .into_response();
+                }
+                Err(e) => {
+                    let base = &self.endpoints.get(replica).base;
+                    if e.is_connect() {
+                        self.endpoints.failed(replica);
+                    }
+                    let retry = e.is_connect() && attempt + 1 < order.len();
+                    tracing::warn!(delegate = %base, error = %e, retry, "delegate unreachable");
+                    last_error = Some(format!(
+                        "error trying to reach the delegate API server at {base}: {e}"
+                    ));
+                    if !retry {
+                        break;
+                    }
+                }
             }
         }
-        let out = match out.body(if upgrade { body::empty() } else { body }) {
-            Ok(r) => r,
-            Err(e) => {
-                return ApiError::internal(format!("building delegated request: {e}"))
-                    .into_response()
-            }
-        };
-        let resp = match self.client.request(out).await {
-            Ok(r) => r,
-            Err(e) if caused_by_body_limit(&e) => {
-                return ApiError::request_entity_too_large(crate::body::MAX_REQUEST_BODY_BYTES)
-                    .into_response();
-            }
-            Err(e) => {
-                tracing::warn!(delegate = %self.base, error = %e, "delegate unreachable");
-                return ApiError::service_unavailable(format!(
-                    "error trying to reach the delegate API server at {}: {e}",
-                    self.base
-                ))
-                .into_response();
-            }
+        let Some(resp) = resp else {
+            return ApiError::service_unavailable(
+                last_error.unwrap_or_else(|| "no delegate replica".to_string()),
+            )
+            .into_response();
         };
         if resp.status() == http::StatusCode::SWITCHING_PROTOCOLS {
             if let Some(client_upgrade) = client_upgrade {
@@ -220,6 +309,41 @@ impl Delegate {
         tokio::time::timeout(timeout, fut)
             .await
             .map_err(|_| format!("{method} {path}: no answer within {timeout:?}"))?
+    }
+}
+
+/// Probes every replica's `/readyz` each second while the delegate lives.
+async fn probe_readiness(client: Client<Connector, Body>, endpoints: std::sync::Weak<Endpoints>) {
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let Some(eps) = endpoints.upgrade() else {
+            return;
+        };
+        let probes = eps.iter().enumerate().map(|(i, e)| {
+            let client = client.clone();
+            let uri = format!("{}/readyz", e.base.to_string().trim_end_matches('/'));
+            async move {
+                let ready = match uri.parse::<Uri>() {
+                    Ok(uri) => {
+                        let req = http::Request::get(uri).body(body::empty());
+                        match req {
+                            Ok(req) => matches!(
+                                tokio::time::timeout(Duration::from_secs(1), client.request(req)).await,
+                                Ok(Ok(r)) if r.status().is_success()
+                            ),
+                            Err(_) => false,
+                        }
+                    }
+                    Err(_) => false,
+                };
+                (i, ready)
+            }
+        });
+        for (i, ready) in futures_util::future::join_all(probes).await {
+            eps.set_ready(i, ready);
+        }
     }
 }
 

@@ -210,9 +210,12 @@ impl AuthenticationOptions {
 /// `--delegate-url` and the credentials used to reach the next tier.
 #[derive(clap::Args, Clone, Debug)]
 pub struct DelegationOptions {
-    /// HTTPS URL of the next tier, which serves what this one does not.
-    #[arg(long)]
-    pub delegate_url: Option<String>,
+    /// HTTPS URL of the next tier, which serves what this one does not;
+    /// several (comma separated) for replicas of it, over which requests are
+    /// spread (replicas whose `/readyz` fails, or which refuse connections,
+    /// are skipped).
+    #[arg(long, value_delimiter = ',')]
+    pub delegate_url: Vec<String>,
     /// CA bundle verifying the next tier's serving certificate.
     #[arg(long)]
     pub delegate_ca_file: Option<PathBuf>,
@@ -227,9 +230,9 @@ pub struct DelegationOptions {
 impl DelegationOptions {
     /// Builds the delegate from the flags; `None` when no `--delegate-url` is set.
     pub fn delegate(&self) -> anyhow::Result<Option<Delegate>> {
-        let Some(url) = &self.delegate_url else {
+        if self.delegate_url.is_empty() {
             return Ok(None);
-        };
+        }
         let ca_path = self
             .delegate_ca_file
             .as_ref()
@@ -248,7 +251,8 @@ impl DelegationOptions {
             &ca,
             cert_key.as_ref().map(|(c, k)| (c.as_slice(), k.as_slice())),
         )?;
-        Ok(Some(Delegate::new(url, tls)?))
+        let urls: Vec<&str> = self.delegate_url.iter().map(String::as_str).collect();
+        Ok(Some(Delegate::replicated(&urls, tls)?))
     }
 }
 

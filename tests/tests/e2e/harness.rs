@@ -208,10 +208,19 @@ impl TestCluster {
     /// Starts one more kube-core against the cluster's etcd, on `port` or a
     /// free one (a second replica, as operators run them).
     pub fn extra_kube_core(&self, port: Option<u16>) -> (tokio::process::Child, u16) {
+        self.extra_kube_core_with(port, &[])
+    }
+
+    /// [`Self::extra_kube_core`] with `extra` flags.
+    pub fn extra_kube_core_with(
+        &self,
+        port: Option<u16>,
+        extra: &[String],
+    ) -> (tokio::process::Child, u16) {
         let port = port.unwrap_or_else(|| deploy::free_port().expect("free port"));
         let mut ports = self.cluster.ports();
         ports.kube_core = port;
-        let args = deploy::tier_args(deploy::Tier::KubeCore, self.cluster.pki(), &ports, &[]);
+        let args = deploy::tier_args(deploy::Tier::KubeCore, self.cluster.pki(), &ports, extra);
         let bin = self
             .cluster
             .config()

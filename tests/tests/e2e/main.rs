@@ -37,6 +37,7 @@ mod rbac;
 mod resilience;
 mod rest;
 mod review_server;
+mod rolling_restart;
 mod services;
 mod shutdown;
 mod watch;
