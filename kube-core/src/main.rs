@@ -44,6 +44,8 @@ struct Options {
     #[command(flatten)]
     logging: apiserver::logging::LoggingOptions,
     #[command(flatten)]
+    leader_election: apiserver::server::leader_election::LeaderElectionOptions,
+    #[command(flatten)]
     admission: apiserver::admission::plugins::AdmissionOptions,
     /// CIDR range from which ClusterIPs are assigned to Services.
     #[arg(long, default_value = "10.96.0.0/12")]
@@ -184,11 +186,15 @@ async fn main() -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("--service-node-port-range: {e}"))?;
     let ips = allocators::ClusterIpAllocator::new(storage.clone(), &prefix, cidr);
     let ports = allocators::NodePortAllocator::new(storage.clone(), &prefix, node_ports);
-    if !opts.service_allocation_repair_interval.is_zero() {
-        let repair =
-            allocators::repair::Repair::new(storage.clone(), &prefix, ips.clone(), ports.clone());
-        tokio::spawn(repair.run(opts.service_allocation_repair_interval));
-    }
+    let repair = (!opts.service_allocation_repair_interval.is_zero()).then(|| {
+        (
+            storage.clone(),
+            prefix.clone(),
+            ips.clone(),
+            ports.clone(),
+            opts.service_allocation_repair_interval,
+        )
+    });
     let services = allocators::AllocatingServiceStrategy {
         ips: ips.clone(),
         ports,
@@ -264,29 +270,83 @@ async fn main() -> anyhow::Result<()> {
         api.groups(),
         bootstrapped.clone(),
     ));
-    tokio::spawn(controllers::namespace::run(
-        api.groups(),
-        controllers::namespace::CustomResources::new(storage.clone(), &prefix),
-    ));
-    tokio::spawn(controllers::service_accounts::run(api.groups()));
-    tokio::spawn(controllers::policy_type_checking::run(
-        api.groups(),
-        openapi.clone(),
-    ));
     tokio::spawn(bootstrap::ensure_system_priority_classes(api.groups()));
     let policy_written = Arc::new(AtomicBool::new(false));
     tokio::spawn(rbac::ensure_bootstrap_policy(
         api.groups(),
         policy_written.clone(),
     ));
+    let mut cluster_roles = None;
     if let Some(mirrors) = rbac::start_mirrors(&api.groups()) {
-        tokio::spawn(rbac::aggregation::run(
-            api.groups(),
-            mirrors.cluster_roles.clone(),
-        ));
+        cluster_roles = Some(mirrors.cluster_roles.clone());
         if let Some(rbac_authorizer) = rbac_authorizer.clone() {
             tokio::spawn(rbac::feed(mirrors, rbac_authorizer));
         }
+    }
+    // The singleton loops: in one replica at a time (leader election over
+    // the Lease kube-system/kube-core-controllers), or here when
+    // --leader-elect=false.
+    let singletons = {
+        let (groups, storage, prefix, openapi) = (
+            api.groups(),
+            storage.clone(),
+            prefix.clone(),
+            openapi.clone(),
+        );
+        move || {
+            let (groups, storage, prefix, openapi) = (
+                groups.clone(),
+                storage.clone(),
+                prefix.clone(),
+                openapi.clone(),
+            );
+            let (repair, cluster_roles) = (repair.clone(), cluster_roles.clone());
+            async move {
+                // Dropped (leadership lost): every loop is aborted.
+                let mut loops = tokio::task::JoinSet::new();
+                if let Some((storage, prefix, ips, ports, interval)) = repair {
+                    let repair = allocators::repair::Repair::new(storage, &prefix, ips, ports);
+                    loops.spawn(repair.run(interval));
+                }
+                loops.spawn(controllers::namespace::run(
+                    groups.clone(),
+                    controllers::namespace::CustomResources::new(storage, &prefix),
+                ));
+                loops.spawn(controllers::service_accounts::run(groups.clone()));
+                loops.spawn(controllers::policy_type_checking::run(
+                    groups.clone(),
+                    openapi,
+                ));
+                if let Some(cluster_roles) = cluster_roles {
+                    loops.spawn(rbac::aggregation::run(groups, cluster_roles));
+                }
+                while loops.join_next().await.is_some() {}
+            }
+        }
+    };
+    tokio::spawn(controllers::apiserver_identity::run(
+        api.groups(),
+        apiserver::server::listen_address(&opts.serving, DEFAULT_PORT).port(),
+    ));
+    if opts.leader_election.leader_elect {
+        let leases = api
+            .groups()
+            .lookup("coordination.k8s.io", "v1", "leases")
+            .cloned()
+            .ok_or_else(|| anyhow::anyhow!("leader election needs the leases resource"))?;
+        let cfg = opts.leader_election.config(
+            "kube-core-controllers",
+            apiserver::server::leader_election::candidate_identity(),
+        )?;
+        let elector = apiserver::server::leader_election::LeaderElector::new(
+            cfg,
+            Arc::new(apiserver::server::leader_election::StoreLeases(
+                (*leases).clone(),
+            )),
+        );
+        tokio::spawn(elector.run(singletons, Some(api.lifecycle.watch_termination())));
+    } else {
+        tokio::spawn(singletons());
     }
     // The Node authorizer's graph, from the pods and volumes this server
     // watches; ready once every first list is in.

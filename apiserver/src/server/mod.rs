@@ -6,6 +6,7 @@ pub mod delegated;
 pub mod discovery_cache;
 pub mod handler;
 pub mod healthz;
+pub mod leader_election;
 pub mod lifecycle;
 pub mod memory;
 pub mod options;

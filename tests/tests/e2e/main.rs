@@ -26,6 +26,7 @@ mod handler_openapi;
 mod harness;
 mod kopf_admission;
 mod kubectl;
+mod leader_election;
 mod list_options;
 mod logging;
 mod metrics;
