@@ -83,7 +83,7 @@ fn loopback_address(listen: std::net::SocketAddr) -> String {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let opts = Options::parse();
+    let opts = Options::parse_from(apiserver::server::config_file::expand(std::env::args_os())?);
     opts.logging.init();
     let delegate = opts
         .delegation

@@ -40,10 +40,15 @@ pub enum Format {
 #[derive(clap::Args, Clone, Debug)]
 pub struct LoggingOptions {
     /// Sets the log format. Permitted formats: "json", "text".
-    #[arg(long, value_enum, default_value = "text", help_heading = "Logging")]
+    #[arg(long, value_enum, default_value = "text", help_heading = "Logs flags")]
     pub logging_format: Format,
     /// number for the log level verbosity
-    #[arg(short = 'v', long = "v", default_value_t = 0, help_heading = "Logging")]
+    #[arg(
+        short = 'v',
+        long = "v",
+        default_value_t = 0,
+        help_heading = "Logs flags"
+    )]
     pub v: u8,
 }
 

@@ -53,7 +53,7 @@ struct Options {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let opts = Options::parse();
+    let opts = Options::parse_from(apiserver::server::config_file::expand(std::env::args_os())?);
     opts.logging.init();
     let storage = EtcdStorage::connect(&opts.etcd.etcd_servers, opts.etcd.storage_options()?)
         .await

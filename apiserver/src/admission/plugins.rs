@@ -85,6 +85,7 @@ pub const DEFAULT_ON: &[&str] = &[
 
 /// The `--enable-admission-plugins` / `--disable-admission-plugins` flags.
 #[derive(clap::Args, Clone, Debug, Default)]
+#[command(next_help_heading = "Admission flags")]
 pub struct AdmissionOptions {
     /// Admission plugins to enable in addition to the default-on ones
     /// (comma-separated upstream names); order does not matter.

@@ -23,99 +23,107 @@ fn parse_mode(s: &str) -> Result<Mode, String> {
 #[derive(clap::Args, Clone, Debug)]
 pub struct AuditOptions {
     /// Path to the file that defines the audit policy configuration.
-    #[arg(long, help_heading = "Auditing")]
+    #[arg(long, help_heading = "Auditing flags")]
     pub audit_policy_file: Option<PathBuf>,
 
     /// If set, all requests coming to the apiserver will be logged to this file. '-' means standard out.
-    #[arg(long, help_heading = "Auditing")]
+    #[arg(long, help_heading = "Auditing flags")]
     pub audit_log_path: Option<PathBuf>,
     /// The maximum number of days to retain old audit log files based on the timestamp encoded in their filename.
-    #[arg(long, default_value_t = 0, help_heading = "Auditing")]
+    #[arg(long, default_value_t = 0, help_heading = "Auditing flags")]
     pub audit_log_maxage: u64,
     /// The maximum number of old audit log files to retain. Setting a value of 0 will mean there's no restriction on the number of files.
-    #[arg(long, default_value_t = 0, help_heading = "Auditing")]
+    #[arg(long, default_value_t = 0, help_heading = "Auditing flags")]
     pub audit_log_maxbackup: usize,
     /// The maximum size in megabytes of the audit log file before it gets rotated.
-    #[arg(long, default_value_t = 0, help_heading = "Auditing")]
+    #[arg(long, default_value_t = 0, help_heading = "Auditing flags")]
     pub audit_log_maxsize: u64,
     /// Format of saved audits. "json" indicates structured json format (the only one served).
-    #[arg(long, default_value = "json", help_heading = "Auditing")]
+    #[arg(long, default_value = "json", help_heading = "Auditing flags")]
     pub audit_log_format: String,
     /// If set, the rotated log files will be compressed using gzip (not served: refused).
-    #[arg(long, default_value_t = false, action = clap::ArgAction::Set, help_heading = "Auditing")]
+    #[arg(long, default_value_t = false, action = clap::ArgAction::Set, help_heading = "Auditing flags")]
     pub audit_log_compress: bool,
     /// Strategy for sending audit events: blocking, blocking-strict or batch.
-    #[arg(long, default_value = "blocking", value_parser = parse_mode, help_heading = "Auditing")]
+    #[arg(long, default_value = "blocking", value_parser = parse_mode, help_heading = "Auditing flags")]
     pub audit_log_mode: Mode,
     /// The size of the buffer to store events before batching and writing. Only used in batch mode.
-    #[arg(long, default_value_t = 10000, help_heading = "Auditing")]
+    #[arg(long, default_value_t = 10000, help_heading = "Auditing flags")]
     pub audit_log_batch_buffer_size: usize,
     /// The maximum size of a batch. Only used in batch mode.
-    #[arg(long, default_value_t = 1, help_heading = "Auditing")]
+    #[arg(long, default_value_t = 1, help_heading = "Auditing flags")]
     pub audit_log_batch_max_size: usize,
     /// The amount of time to wait before force writing the batch that hadn't reached the max size. Only used in batch mode.
-    #[arg(long, default_value = "0s", value_parser = parse_duration, help_heading = "Auditing")]
+    #[arg(long, default_value = "0s", value_parser = parse_duration, help_heading = "Auditing flags")]
     pub audit_log_batch_max_wait: Duration,
     /// Whether batching throttling is enabled. Only used in batch mode.
-    #[arg(long, default_value_t = false, action = clap::ArgAction::Set, help_heading = "Auditing")]
+    #[arg(long, default_value_t = false, action = clap::ArgAction::Set, help_heading = "Auditing flags")]
     pub audit_log_batch_throttle_enable: bool,
     /// Maximum average number of batches per second. Only used in batch mode.
-    #[arg(long, default_value_t = 0.0, help_heading = "Auditing")]
+    #[arg(long, default_value_t = 0.0, help_heading = "Auditing flags")]
     pub audit_log_batch_throttle_qps: f64,
     /// Maximum number of requests sent at the same moment if ThrottleQPS was not utilized before. Only used in batch mode.
-    #[arg(long, default_value_t = 0, help_heading = "Auditing")]
+    #[arg(long, default_value_t = 0, help_heading = "Auditing flags")]
     pub audit_log_batch_throttle_burst: usize,
     /// Whether event and batch truncating is enabled.
-    #[arg(long, default_value_t = false, action = clap::ArgAction::Set, help_heading = "Auditing")]
+    #[arg(long, default_value_t = false, action = clap::ArgAction::Set, help_heading = "Auditing flags")]
     pub audit_log_truncate_enabled: bool,
     /// Maximum size of the batch sent to the underlying backend.
-    #[arg(long, default_value_t = 10 * 1024 * 1024, help_heading = "Auditing")]
+    #[arg(long, default_value_t = 10 * 1024 * 1024, help_heading = "Auditing flags")]
     pub audit_log_truncate_max_batch_size: usize,
     /// Maximum size of the audit event sent to the underlying backend.
-    #[arg(long, default_value_t = 100 * 1024, help_heading = "Auditing")]
+    #[arg(long, default_value_t = 100 * 1024, help_heading = "Auditing flags")]
     pub audit_log_truncate_max_event_size: usize,
     /// API group and version used for serializing audit events written to log.
-    #[arg(long, default_value = "audit.k8s.io/v1", help_heading = "Auditing")]
+    #[arg(
+        long,
+        default_value = "audit.k8s.io/v1",
+        help_heading = "Auditing flags"
+    )]
     pub audit_log_version: String,
 
     /// Path to a kubeconfig formatted file that defines the audit webhook configuration.
-    #[arg(long, help_heading = "Auditing")]
+    #[arg(long, help_heading = "Auditing flags")]
     pub audit_webhook_config_file: Option<PathBuf>,
     /// The amount of time to wait before retrying the first failed request.
-    #[arg(long, default_value = "10s", value_parser = parse_duration, help_heading = "Auditing")]
+    #[arg(long, default_value = "10s", value_parser = parse_duration, help_heading = "Auditing flags")]
     pub audit_webhook_initial_backoff: Duration,
     /// Strategy for sending audit events: blocking, blocking-strict or batch.
-    #[arg(long, default_value = "batch", value_parser = parse_mode, help_heading = "Auditing")]
+    #[arg(long, default_value = "batch", value_parser = parse_mode, help_heading = "Auditing flags")]
     pub audit_webhook_mode: Mode,
     /// The size of the buffer to store events before batching and writing. Only used in batch mode.
-    #[arg(long, default_value_t = 10000, help_heading = "Auditing")]
+    #[arg(long, default_value_t = 10000, help_heading = "Auditing flags")]
     pub audit_webhook_batch_buffer_size: usize,
     /// The maximum size of a batch. Only used in batch mode.
-    #[arg(long, default_value_t = 400, help_heading = "Auditing")]
+    #[arg(long, default_value_t = 400, help_heading = "Auditing flags")]
     pub audit_webhook_batch_max_size: usize,
     /// The amount of time to wait before force writing the batch that hadn't reached the max size. Only used in batch mode.
-    #[arg(long, default_value = "30s", value_parser = parse_duration, help_heading = "Auditing")]
+    #[arg(long, default_value = "30s", value_parser = parse_duration, help_heading = "Auditing flags")]
     pub audit_webhook_batch_max_wait: Duration,
     /// Whether batching throttling is enabled. Only used in batch mode.
-    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, help_heading = "Auditing")]
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, help_heading = "Auditing flags")]
     pub audit_webhook_batch_throttle_enable: bool,
     /// Maximum average number of batches per second. Only used in batch mode.
-    #[arg(long, default_value_t = 10.0, help_heading = "Auditing")]
+    #[arg(long, default_value_t = 10.0, help_heading = "Auditing flags")]
     pub audit_webhook_batch_throttle_qps: f64,
     /// Maximum number of requests sent at the same moment if ThrottleQPS was not utilized before. Only used in batch mode.
-    #[arg(long, default_value_t = 15, help_heading = "Auditing")]
+    #[arg(long, default_value_t = 15, help_heading = "Auditing flags")]
     pub audit_webhook_batch_throttle_burst: usize,
     /// Whether event and batch truncating is enabled.
-    #[arg(long, default_value_t = false, action = clap::ArgAction::Set, help_heading = "Auditing")]
+    #[arg(long, default_value_t = false, action = clap::ArgAction::Set, help_heading = "Auditing flags")]
     pub audit_webhook_truncate_enabled: bool,
     /// Maximum size of the batch sent to the underlying backend.
-    #[arg(long, default_value_t = 10 * 1024 * 1024, help_heading = "Auditing")]
+    #[arg(long, default_value_t = 10 * 1024 * 1024, help_heading = "Auditing flags")]
     pub audit_webhook_truncate_max_batch_size: usize,
     /// Maximum size of the audit event sent to the underlying backend.
-    #[arg(long, default_value_t = 100 * 1024, help_heading = "Auditing")]
+    #[arg(long, default_value_t = 100 * 1024, help_heading = "Auditing flags")]
     pub audit_webhook_truncate_max_event_size: usize,
     /// API group and version used for serializing audit events written to webhook.
-    #[arg(long, default_value = "audit.k8s.io/v1", help_heading = "Auditing")]
+    #[arg(
+        long,
+        default_value = "audit.k8s.io/v1",
+        help_heading = "Auditing flags"
+    )]
     pub audit_webhook_version: String,
 }
 

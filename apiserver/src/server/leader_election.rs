@@ -33,25 +33,29 @@ use crate::request::WatchTermination;
 #[derive(clap::Args, Clone, Debug)]
 pub struct LeaderElectionOptions {
     /// Start a leader election client and gain leadership before executing the main loop. Enable this when running replicated components for high availability.
-    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, help_heading = "Leader election")]
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, help_heading = "Leader election flags")]
     pub leader_elect: bool,
     /// The duration that non-leader candidates will wait after observing a leadership renewal until attempting to acquire leadership of a led but unrenewed leader slot.
-    #[arg(long, default_value = "15s", value_parser = super::options::parse_duration, help_heading = "Leader election")]
+    #[arg(long, default_value = "15s", value_parser = super::options::parse_duration, help_heading = "Leader election flags")]
     pub leader_elect_lease_duration: Duration,
     /// The interval between attempts by the acting master to renew a leadership slot before it stops leading. This must be less than the lease duration.
-    #[arg(long, default_value = "10s", value_parser = super::options::parse_duration, help_heading = "Leader election")]
+    #[arg(long, default_value = "10s", value_parser = super::options::parse_duration, help_heading = "Leader election flags")]
     pub leader_elect_renew_deadline: Duration,
     /// The duration the clients should wait between attempting acquisition and renewal of a leadership.
-    #[arg(long, default_value = "2s", value_parser = super::options::parse_duration, help_heading = "Leader election")]
+    #[arg(long, default_value = "2s", value_parser = super::options::parse_duration, help_heading = "Leader election flags")]
     pub leader_elect_retry_period: Duration,
     /// The type of resource object that is used for locking during leader election. Supported options are 'leases'.
-    #[arg(long, default_value = "leases", help_heading = "Leader election")]
+    #[arg(long, default_value = "leases", help_heading = "Leader election flags")]
     pub leader_elect_resource_lock: String,
     /// The name of resource object that is used for locking during leader election (the tier's own by default).
-    #[arg(long, help_heading = "Leader election")]
+    #[arg(long, help_heading = "Leader election flags")]
     pub leader_elect_resource_name: Option<String>,
     /// The namespace of resource object that is used for locking during leader election.
-    #[arg(long, default_value = "kube-system", help_heading = "Leader election")]
+    #[arg(
+        long,
+        default_value = "kube-system",
+        help_heading = "Leader election flags"
+    )]
     pub leader_elect_resource_namespace: String,
 }
 

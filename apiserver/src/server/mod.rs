@@ -2,6 +2,7 @@
 
 pub mod audit_options;
 pub mod chain;
+pub mod config_file;
 pub mod delegated;
 pub mod discovery_cache;
 pub mod handler;

@@ -16,6 +16,7 @@ use crate::proxy::Delegate;
 
 /// `--bind-address`, `--secure-port`, `--tls-*`.
 #[derive(clap::Args, Clone, Debug)]
+#[command(next_help_heading = "Secure serving flags")]
 pub struct SecureServingOptions {
     /// The IP address on which to listen for the --secure-port port.
     #[arg(long, default_value = "0.0.0.0")]
@@ -53,6 +54,7 @@ impl SecureServingOptions {
 
 /// `--client-ca-file`, `--token-auth-file`, `--requestheader-*`, `--anonymous-auth`.
 #[derive(clap::Args, Clone, Debug)]
+#[command(next_help_heading = "Authentication flags")]
 pub struct AuthenticationOptions {
     /// Client certificates signed by this CA authenticate as their CN (user) and O (groups).
     #[arg(long)]
@@ -209,6 +211,7 @@ impl AuthenticationOptions {
 
 /// `--delegate-url` and the credentials used to reach the next tier.
 #[derive(clap::Args, Clone, Debug)]
+#[command(next_help_heading = "Delegation flags")]
 pub struct DelegationOptions {
     /// HTTPS URL of the next tier, which serves what this one does not;
     /// several (comma separated) for replicas of it, over which requests are
@@ -258,6 +261,7 @@ impl DelegationOptions {
 
 /// `--etcd-servers` and friends.
 #[derive(clap::Args, Clone, Debug)]
+#[command(next_help_heading = "Etcd flags")]
 pub struct EtcdOptions {
     /// List of etcd servers to connect with (scheme://ip:port), comma separated.
     #[arg(long, value_delimiter = ',', default_value = "http://127.0.0.1:2379")]
@@ -317,7 +321,12 @@ impl EtcdOptions {
 
 /// `--request-timeout` and other generic limits.
 #[derive(clap::Args, Clone, Debug)]
+#[command(next_help_heading = "Generic flags")]
 pub struct GenericOptions {
+    /// A YAML or JSON file of flags (names without dashes, to values or
+    /// lists); flags on the command line win over it.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
     /// Default deadline of non-long-running requests.
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     pub request_timeout: Duration,

@@ -123,7 +123,8 @@ fn register(groups: &mut Catalog, node: String, usage: proc::NodeUsage) {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     apiserver::server::init_logging();
-    let mut opts = Options::parse();
+    let mut opts =
+        Options::parse_from(apiserver::server::config_file::expand(std::env::args_os())?);
     opts.delegated
         .lookup_authentication(&mut opts.authentication)
         .await?;

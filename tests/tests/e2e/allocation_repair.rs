@@ -27,7 +27,12 @@ fn repairing_kube_core(c: &TestCluster) -> tokio::process::Child {
         deploy::Tier::KubeCore,
         c.cluster.pki(),
         &ports,
-        &["--service-allocation-repair-interval=1s".to_string()],
+        // Not elected: the cluster's own kube-core leads the singleton
+        // loops, and this replica is here to run repair quickly.
+        &[
+            "--service-allocation-repair-interval=1s".to_string(),
+            "--leader-elect=false".to_string(),
+        ],
     );
     let bin = c
         .cluster
