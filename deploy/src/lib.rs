@@ -44,6 +44,7 @@ pub mod kubeconfig;
 pub mod pki;
 mod ports;
 mod process;
+pub mod render;
 
 pub use cluster::{tier_args, Cluster, ClusterConfig, ExitedProcess, ExtraArgs, Tier};
 pub use kubeconfig::write_kubeconfig;

@@ -23,6 +23,19 @@ enum Command {
     Down(StateArgs),
     /// Tell whether a cluster is running and where its kubeconfig is.
     Status(StateArgs),
+    /// Write (or complete) the PKI in kubeadm's layout, e.g. to /etc/kubernetes/pki.
+    Pki {
+        /// The directory (created if missing).
+        #[arg(long, default_value = deploy::render::KUBEADM_PKI_DIR)]
+        dir: PathBuf,
+    },
+    /// Write the systemd units and static-pod manifests of the tiers for
+    /// real clusters (`<out>/systemd/`, `<out>/manifests/static-pods/`).
+    Render {
+        /// Where to write them.
+        #[arg(long, default_value = "deploy")]
+        out: PathBuf,
+    },
 }
 
 /// Where the cluster keeps its state.
@@ -96,6 +109,17 @@ fn main() -> ExitCode {
             Command::Up(args) => supervisor::up_foreground(&args).await,
             Command::Down(args) => supervisor::down(&args.state_dir).await,
             Command::Status(args) => supervisor::status(&args.state_dir).await,
+            Command::Pki { dir } => deploy::pki::ensure(&dir).map(|pki| {
+                println!("PKI in kubeadm's layout at {}", pki.dir.display());
+                ExitCode::SUCCESS
+            }),
+            Command::Render { out } => deploy::render::write_all(&out).map(|()| {
+                println!(
+                    "wrote {0}/systemd/*.service and {0}/manifests/static-pods/*.yaml",
+                    out.display()
+                );
+                ExitCode::SUCCESS
+            }),
         }
     });
     match result {
