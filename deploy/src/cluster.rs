@@ -249,7 +249,7 @@ pub(crate) fn etcd_args(data_dir: &Path, ports: &Ports, pki: &Pki) -> Vec<String
 
 /// etcd refuses to start on architectures it does not officially support
 /// unless `ETCD_UNSUPPORTED_ARCH` names the architecture.
-fn etcd_env() -> Vec<(String, String)> {
+pub(crate) fn etcd_env() -> Vec<(String, String)> {
     if std::env::var_os("ETCD_UNSUPPORTED_ARCH").is_some() {
         return Vec::new();
     }

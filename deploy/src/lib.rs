@@ -40,6 +40,7 @@
 //! up to 10 s grace, then SIGKILL.
 
 mod cluster;
+pub mod ha;
 pub mod kubeconfig;
 pub mod pki;
 mod ports;

@@ -80,6 +80,11 @@ struct UpArgs {
     /// STATE_DIR/logs/supervisor.log) and return once the cluster is ready.
     #[arg(long)]
     background: bool,
+    /// The highly available layout: three etcd members (client ports
+    /// etcd-client-port, +2, +4; peers etcd-peer-port, +2, +4) and two
+    /// replicas of each tier (the tier's port and the port + 10).
+    #[arg(long)]
+    ha: bool,
 }
 
 fn main() -> ExitCode {

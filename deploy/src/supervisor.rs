@@ -94,7 +94,7 @@ pub(crate) async fn up_foreground(args: &UpArgs) -> anyhow::Result<ExitCode> {
     private_dir(&state)?;
     fs::write(pid_file(&state), format!("{me}\n"))
         .with_context(|| format!("writing {}", pid_file(&state).display()))?;
-    let result = supervise(cfg, is_session_leader()).await;
+    let result = supervise(cfg, is_session_leader(), args.ha).await;
     if read_pid(&state) == Some(me) {
         let _ = fs::remove_file(pid_file(&state));
     }
@@ -133,9 +133,84 @@ impl Signals {
     }
 }
 
-async fn supervise(cfg: ClusterConfig, detached: bool) -> anyhow::Result<ExitCode> {
+/// The single or the highly available layout, supervised alike.
+enum Supervised {
+    Single(Cluster),
+    Ha(deploy::ha::HaCluster),
+}
+
+impl Supervised {
+    fn set_own_process_groups(&mut self, on: bool) {
+        match self {
+            Supervised::Single(c) => c.set_own_process_groups(on),
+            Supervised::Ha(c) => c.set_own_process_groups(on),
+        }
+    }
+    async fn start_all(&mut self) -> anyhow::Result<()> {
+        match self {
+            Supervised::Single(c) => c.start_all().await,
+            Supervised::Ha(c) => c.start_all().await,
+        }
+    }
+    async fn stop(&mut self) -> anyhow::Result<()> {
+        match self {
+            Supervised::Single(c) => c.stop().await,
+            Supervised::Ha(c) => c.stop().await,
+        }
+    }
+    fn poll_exited(&mut self) -> anyhow::Result<Option<deploy::ExitedProcess>> {
+        match self {
+            Supervised::Single(c) => c.poll_exited(),
+            Supervised::Ha(c) => c.poll_exited(),
+        }
+    }
+    fn kubeconfig(&self) -> &Path {
+        match self {
+            Supervised::Single(c) => c.kubeconfig(),
+            Supervised::Ha(c) => c.kubeconfig(),
+        }
+    }
+    fn aggregator_url(&self) -> String {
+        match self {
+            Supervised::Single(c) => c.aggregator_url(),
+            Supervised::Ha(c) => c.url(deploy::ha::Member::Tier(deploy::Tier::Aggregator, 0)),
+        }
+    }
+    fn state_dir(&self) -> &Path {
+        match self {
+            Supervised::Single(c) => c.state_dir(),
+            Supervised::Ha(c) => c.state_dir(),
+        }
+    }
+}
+
+/// The HA layout's configuration from `up --ha`'s flags.
+fn ha_config(cfg: &ClusterConfig) -> deploy::ha::HaConfig {
+    let p = &cfg.ports;
+    let mut ha = deploy::ha::HaConfig::new(&cfg.state_dir);
+    ha.bin_dir = cfg.bin_dir.clone();
+    ha.etcd_binary = cfg.etcd_binary.clone();
+    ha.log_to_files = cfg.log_to_files;
+    ha.ports = deploy::ha::HaPorts {
+        etcd: [
+            (p.etcd_client, p.etcd_peer),
+            (p.etcd_client + 2, p.etcd_peer + 2),
+            (p.etcd_client + 4, p.etcd_peer + 4),
+        ],
+        aggregator: [p.aggregator, p.aggregator + 10],
+        kube_core: [p.kube_core, p.kube_core + 10],
+        extensions: [p.extensions, p.extensions + 10],
+    };
+    ha
+}
+
+async fn supervise(cfg: ClusterConfig, detached: bool, ha: bool) -> anyhow::Result<ExitCode> {
     let mut signals = Signals::new()?;
-    let mut cluster = Cluster::prepare(cfg)?;
+    let mut cluster = if ha {
+        Supervised::Ha(deploy::ha::HaCluster::prepare(ha_config(&cfg))?)
+    } else {
+        Supervised::Single(Cluster::prepare(cfg)?)
+    };
     cluster.set_own_process_groups(true);
     let started = tokio::select! {
         biased;
@@ -235,7 +310,9 @@ pub(crate) async fn up_background(args: &UpArgs) -> anyhow::Result<ExitCode> {
             state.display()
         );
     }
-    cfg.ports.ensure_available()?;
+    if !args.ha {
+        cfg.ports.ensure_available()?;
+    }
     let logs = state.join("logs");
     private_dir(&state)?;
     private_dir(&logs)?;
@@ -271,6 +348,9 @@ pub(crate) async fn up_background(args: &UpArgs) -> anyhow::Result<ExitCode> {
     }
     if args.no_log_files {
         child_args.push("--no-log-files".into());
+    }
+    if args.ha {
+        child_args.push("--ha".into());
     }
     let mut cmd = std::process::Command::new(&exe);
     cmd.args(&child_args)
