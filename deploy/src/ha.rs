@@ -102,6 +102,8 @@ pub struct HaConfig {
     pub log_to_files: bool,
     /// Extra flags for every tier replica.
     pub tier_flags: Vec<String>,
+    /// Extra flags for the replicas of one tier.
+    pub extra_args: crate::ExtraArgs,
 }
 
 impl HaConfig {
@@ -115,6 +117,7 @@ impl HaConfig {
             ports: HaPorts::defaults(),
             log_to_files: true,
             tier_flags: vec!["--shutdown-delay-duration=2s".to_string()],
+            extra_args: crate::ExtraArgs::default(),
         }
     }
 }
@@ -268,6 +271,7 @@ impl HaCluster {
             extra.push(format!("--delegate-url=https://127.0.0.1:{other}"));
         }
         extra.extend(self.cfg.tier_flags.iter().cloned());
+        extra.extend(self.cfg.extra_args.for_tier(tier).iter().cloned());
         tier_args(tier, &self.pki, &ports, &extra)
     }
 
