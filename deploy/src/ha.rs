@@ -366,6 +366,17 @@ impl HaCluster {
         self.wait_ready(m).await
     }
 
+    /// Stops one member as operators do (SIGTERM, then SIGKILL after 10 s):
+    /// a tier goes through its shutdown sequence.
+    pub async fn stop_member(&mut self, m: Member) -> anyhow::Result<()> {
+        if let Some((_, slot)) = self.procs.iter_mut().find(|(p, _)| *p == m) {
+            if let Some(mut child) = slot.take() {
+                child.stop(STOP_GRACE).await?;
+            }
+        }
+        Ok(())
+    }
+
     /// SIGKILLs one member (no shutdown sequence: a crash).
     pub async fn kill(&mut self, m: Member) {
         if let Some((_, slot)) = self.procs.iter_mut().find(|(p, _)| *p == m) {
