@@ -22,6 +22,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "apiserver
 LAYERS = [
     ("machinery", ["apimachinery", "body", "pki", "protobuf", "metrics", "logging"]),
     ("transport", ["transport"]),
+    ("traces", ["traces"]),
     ("request", ["request"]),
     ("auth interfaces", ["authentication", "authorization"]),
     ("audit", ["audit"]),

@@ -15,6 +15,7 @@
 //! - [`audit`]: the audit policy, records and their backends (log, webhook);
 //! - [`metrics`]: the Prometheus registry served at `/metrics`;
 //! - [`logging`]: `--logging-format` and klog's `-v`;
+//! - [`traces`]: spans per request across the tiers, exported over OTLP;
 //! - [`proxy`]: delegation to the next tier with the caller's identity.
 
 pub mod admission;
@@ -39,4 +40,5 @@ pub mod request;
 pub mod schema;
 pub mod server;
 pub mod storage;
+pub mod traces;
 pub mod transport;

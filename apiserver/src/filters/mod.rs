@@ -17,6 +17,7 @@ pub mod panic_recovery;
 pub mod request_info;
 pub mod request_metrics;
 pub mod timeout;
+pub mod tracing;
 
 use std::convert::Infallible;
 use std::sync::Arc;

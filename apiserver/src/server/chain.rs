@@ -22,6 +22,7 @@ use crate::filters::panic_recovery::PanicRecovery;
 use crate::filters::request_info::WithRequestInfo;
 use crate::filters::request_metrics::RequestMetrics;
 use crate::filters::timeout::RequestTimeout;
+use crate::filters::tracing::Tracing;
 use crate::filters::{FilterLayer, HttpService};
 
 /// What the chain needs.
@@ -36,6 +37,8 @@ pub struct ChainConfig {
     pub max_request_body_bytes: usize,
     /// Auditing, when an audit policy is configured.
     pub auditor: Option<Arc<Auditor>>,
+    /// Tracing, when a tracing configuration is given.
+    pub tracer: Option<Arc<crate::traces::Tracer>>,
 }
 
 /// Wraps `handler` in every filter.
@@ -44,6 +47,9 @@ pub fn build_handler_chain(handler: HttpService, cfg: &ChainConfig) -> HttpServi
         .layer(FilterLayer(PanicRecovery))
         .layer(FilterLayer(AuditId))
         .layer(FilterLayer(WithRequestInfo))
+        .layer(FilterLayer(Tracing {
+            tracer: cfg.tracer.clone(),
+        }))
         .layer(FilterLayer(HttpLog))
         .layer(FilterLayer(RequestMetrics))
         .layer(FilterLayer(CacheControl))

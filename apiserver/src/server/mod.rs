@@ -144,6 +144,17 @@ pub async fn run(cfg: ServerConfig<'_>, api: Arc<GenericApiServer>) -> anyhow::R
         authn.client_ca_hints.clone(),
     )?);
     let auditor = cfg.audit.build()?;
+    let tracer = match &cfg.generic.tracing_config_file {
+        Some(path) => {
+            let tc = crate::traces::config::TracingConfiguration::load(path)?;
+            let exporter = crate::traces::otlp::OtlpExporter::start(&tc.endpoint, cfg.name)?;
+            Some(Arc::new(crate::traces::Tracer {
+                sampling_rate_per_million: tc.sampling_rate_per_million,
+                sink: Arc::new(exporter),
+            }))
+        }
+        None => None,
+    };
     let lifecycle = api.lifecycle.clone();
     let chain_cfg = chain::ChainConfig {
         authenticator: authn.authenticator,
@@ -153,6 +164,7 @@ pub async fn run(cfg: ServerConfig<'_>, api: Arc<GenericApiServer>) -> anyhow::R
         request_timeout: cfg.generic.request_timeout,
         max_request_body_bytes: crate::body::MAX_REQUEST_BODY_BYTES,
         auditor: auditor.clone(),
+        tracer,
     };
     let handler: HttpService = service_fn(move |req| api.clone().handle(req));
     let service = chain::build_handler_chain(handler, &chain_cfg);

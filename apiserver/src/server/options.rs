@@ -330,6 +330,10 @@ pub struct GenericOptions {
     /// Default deadline of non-long-running requests.
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     pub request_timeout: Duration,
+    /// File with apiserver tracing configuration (an
+    /// `apiserver.config.k8s.io` `TracingConfiguration`).
+    #[arg(long)]
+    pub tracing_config_file: Option<PathBuf>,
     /// How long in-flight requests may take to finish once the listener is
     /// closed at shutdown (upstream waits up to the request timeout).
     #[arg(long, default_value = "60s", value_parser = parse_duration)]

@@ -42,6 +42,7 @@ mod review_server;
 mod rolling_restart;
 mod services;
 mod shutdown;
+mod traces;
 mod watch;
 mod watch_cache;
 mod webhooks;
