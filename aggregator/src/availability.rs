@@ -7,6 +7,7 @@
 //! found, is kept in memory for the proxy.
 
 use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, RwLock};
 
 use std::time::Duration;
@@ -259,7 +260,7 @@ fn record_availability(checked: &[(&String, &Value, Value, Health)]) {
     *known = now;
 }
 
-async fn pass(state: &State, avail: &Availability) {
+async fn pass(state: &State, avail: &Availability, leading: &AtomicBool) {
     let services = state.services();
     let checked = join_all(services.iter().map(|(name, obj)| async move {
         let (cond, health) = check(state, avail, obj).await;
@@ -276,6 +277,11 @@ async fn pass(state: &State, avail: &Availability) {
             .collect(),
     );
     record_availability(&checked);
+    // Every replica probes (its proxy and discovery read the health); only
+    // the leader writes the statuses.
+    if !leading.load(std::sync::atomic::Ordering::SeqCst) {
+        return;
+    }
     let writes = checked
         .iter()
         .filter(|(_, obj, cond, _)| differs(obj, cond))
@@ -310,12 +316,18 @@ async fn pass(state: &State, avail: &Availability) {
     join_all(writes).await;
 }
 
-/// Checks every APIService every `period`, and at once when they change.
-pub async fn run(state: Arc<State>, avail: Arc<Availability>, period: Duration) {
+/// Checks every APIService every `period`, and at once when they change;
+/// writes their statuses while `leading`.
+pub async fn run(
+    state: Arc<State>,
+    avail: Arc<Availability>,
+    period: Duration,
+    leading: Arc<AtomicBool>,
+) {
     let mut changes = state.subscribe();
     loop {
         changes.borrow_and_update();
-        pass(&state, &avail).await;
+        pass(&state, &avail, &leading).await;
         tokio::select! {
             _ = changes.changed() => {}
             _ = tokio::time::sleep(period) => {}

@@ -63,6 +63,8 @@ struct Options {
     audit: apiserver::server::audit_options::AuditOptions,
     #[command(flatten)]
     logging: apiserver::logging::LoggingOptions,
+    #[command(flatten)]
+    leader_election: apiserver::server::leader_election::LeaderElectionOptions,
     /// Route requests for external API servers to their endpoint IPs (from
     /// EndpointSlices) rather than the Service's cluster IP. On by default
     /// here: the aggregator runs off-cluster, where cluster IPs do not route.
@@ -137,10 +139,29 @@ async fn main() -> anyhow::Result<()> {
         AUTOREGISTER_PERIOD,
         registered.clone(),
     ));
+    // The APIService status writer runs in one replica: the leader of
+    // kube-system/kube-aggregator-controllers (a Lease in kube-core).
+    let leading = Arc::new(AtomicBool::new(!opts.leader_election.leader_elect));
+    let mut elector = None;
+    if opts.leader_election.leader_elect {
+        let cfg = opts.leader_election.config(
+            "kube-aggregator-controllers",
+            apiserver::server::leader_election::candidate_identity(),
+        )?;
+        let leases = apiserver::server::leader_election::RemoteLeases {
+            delegate: delegate.clone(),
+            user: state::internal_user(),
+        };
+        elector = Some(apiserver::server::leader_election::LeaderElector::new(
+            cfg,
+            Arc::new(leases),
+        ));
+    }
     tokio::spawn(availability::run(
         state.clone(),
         availability.clone(),
         AVAILABILITY_PERIOD,
+        leading.clone(),
     ));
 
     let address = apiserver::server::listen_address(&opts.serving, DEFAULT_PORT).to_string();
@@ -166,6 +187,12 @@ async fn main() -> anyhow::Result<()> {
         own_openapi: own_openapi.clone(),
     });
     let mut api = GenericApiServer::new(groups, Some(delegate), address).with_interceptor(router);
+    if let Some(elector) = elector {
+        tokio::spawn(elector.run(
+            apiserver::server::leader_election::hold_flag(leading.clone()),
+            Some(api.lifecycle.watch_termination()),
+        ));
+    }
     api.set_openapi(own_openapi);
     api.readyz.add(
         "etcd",

@@ -276,9 +276,14 @@ async fn main() -> anyhow::Result<()> {
         api.groups(),
         policy_written.clone(),
     ));
-    let mut cluster_roles = None;
     if let Some(mirrors) = rbac::start_mirrors(&api.groups()) {
-        cluster_roles = Some(mirrors.cluster_roles.clone());
+        // ClusterRole aggregation runs in every replica, from the start: it
+        // writes what the roles determine, so replicas agree, and roles are
+        // complete as soon as the server is ready.
+        tokio::spawn(rbac::aggregation::run(
+            api.groups(),
+            mirrors.cluster_roles.clone(),
+        ));
         if let Some(rbac_authorizer) = rbac_authorizer.clone() {
             tokio::spawn(rbac::feed(mirrors, rbac_authorizer));
         }
@@ -300,7 +305,7 @@ async fn main() -> anyhow::Result<()> {
                 prefix.clone(),
                 openapi.clone(),
             );
-            let (repair, cluster_roles) = (repair.clone(), cluster_roles.clone());
+            let repair = repair.clone();
             async move {
                 // Dropped (leadership lost): every loop is aborted.
                 let mut loops = tokio::task::JoinSet::new();
@@ -317,9 +322,6 @@ async fn main() -> anyhow::Result<()> {
                     groups.clone(),
                     openapi,
                 ));
-                if let Some(cluster_roles) = cluster_roles {
-                    loops.spawn(rbac::aggregation::run(groups, cluster_roles));
-                }
                 while loops.join_next().await.is_some() {}
             }
         }

@@ -476,6 +476,28 @@ impl LeaderElector {
     }
 }
 
+/// A `lead` for [`LeaderElector::run`] that does nothing but hold `flag`
+/// true for as long as this replica leads: for loops that must run in every
+/// replica but write only in one (the aggregator's APIService statuses).
+pub fn hold_flag(
+    flag: Arc<std::sync::atomic::AtomicBool>,
+) -> impl Fn() -> BoxFuture<'static, ()> + Send + Sync + 'static {
+    struct Held(Arc<std::sync::atomic::AtomicBool>);
+    impl Drop for Held {
+        fn drop(&mut self) {
+            self.0.store(false, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+    move || {
+        let flag = flag.clone();
+        Box::pin(async move {
+            flag.store(true, std::sync::atomic::Ordering::SeqCst);
+            let _held = Held(flag);
+            std::future::pending::<()>().await
+        })
+    }
+}
+
 async fn wait(shutdown: &mut Option<WatchTermination>) {
     match shutdown {
         Some(t) => t.wait().await,

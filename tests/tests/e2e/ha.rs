@@ -103,8 +103,8 @@ async fn create_via(
     Err(last)
 }
 
-/// `leader_election_master_status` of the kube-core at `base`.
-async fn leads(http: &reqwest::Client, base: &str) -> bool {
+/// `leader_election_master_status` of the `lease` election at `base`.
+async fn leads_election(http: &reqwest::Client, base: &str, lease: &str) -> bool {
     let Ok(r) = http
         .get(format!("{base}/metrics"))
         .timeout(Duration::from_secs(2))
@@ -114,9 +114,14 @@ async fn leads(http: &reqwest::Client, base: &str) -> bool {
         return false;
     };
     r.text().await.unwrap_or_default().lines().any(|l| {
-        l.starts_with("leader_election_master_status{name=\"kube-core-controllers\"}")
+        l.starts_with(&format!("leader_election_master_status{{name=\"{lease}\"}}"))
             && l.trim_end().ends_with(" 1")
     })
+}
+
+/// Whether the kube-core at `base` leads its controllers.
+async fn leads(http: &reqwest::Client, base: &str) -> bool {
+    leads_election(http, base, "kube-core-controllers").await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -371,6 +376,22 @@ async fn killing_one_of_each_loses_no_write_and_no_event() {
         leads(&http, &cores[0]).await ^ leads(&http, &cores[1]).await,
         "exactly one leader at the end"
     );
+    // The aggregators elect their APIService status writer the same way.
+    let fronts = [
+        c.url(Member::Tier(Tier::Aggregator, 0)),
+        c.url(Member::Tier(Tier::Aggregator, 1)),
+    ];
+    let mut one_writer = false;
+    for _ in 0..100 {
+        let a = leads_election(&http, &fronts[0], "kube-aggregator-controllers").await;
+        let b = leads_election(&http, &fronts[1], "kube-aggregator-controllers").await;
+        if a ^ b {
+            one_writer = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(one_writer, "exactly one aggregator writes APIService statuses");
     c.stop().await.expect("stop");
 }
 
