@@ -70,6 +70,12 @@ struct Options {
     /// here: the aggregator runs off-cluster, where cluster IPs do not route.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     enable_aggregator_routing: bool,
+    /// Let remote APIServices resolve to loopback addresses (or
+    /// `localhost`): for clusters whose add-ons run on the same host as the
+    /// aggregator. This aggregator's own port and the next tier's are
+    /// refused either way.
+    #[arg(long, default_value_t = false, action = clap::ArgAction::Set)]
+    allow_loopback_apiservice_endpoints: bool,
 }
 
 /// Where this process can reach itself: its listen address, with an
@@ -114,15 +120,30 @@ async fn main() -> anyhow::Result<()> {
     let mut groups = Catalog::default();
     groups.add(store.clone());
 
+    let own_address = loopback_address(apiserver::server::listen_address(
+        &opts.serving,
+        DEFAULT_PORT,
+    ));
+    let mut own = vec![own_address.clone()];
+    own.extend(opts.delegation.delegate_url.iter().flat_map(|u| {
+        u.split(',')
+            .filter_map(|u| u.trim().parse::<http::Uri>().ok())
+            .filter_map(|u| {
+                let port = u.port_u16().unwrap_or(443);
+                u.host().map(|h| format!("{h}:{port}"))
+            })
+            .collect::<Vec<_>>()
+    }));
     let state = Arc::new(state::State::new(
         Arc::new(store),
         delegate.clone(),
         proxy_client_cert,
         opts.enable_aggregator_routing,
-        loopback_address(apiserver::server::listen_address(
-            &opts.serving,
-            DEFAULT_PORT,
-        )),
+        own_address,
+        remote::EndpointPolicy {
+            allow_loopback: opts.allow_loopback_apiservice_endpoints,
+            own,
+        },
     ));
     let availability = Arc::new(availability::Availability::default());
     let own = Arc::new(groups.clone());

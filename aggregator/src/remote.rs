@@ -73,11 +73,91 @@ pub fn loopback_for(svc: &ServiceRef, own: &str) -> Option<String> {
         .then(|| own.to_string())
 }
 
-/// Resolves `svc` to the addresses (`host:port`) requests may go to.
+/// Where an APIService may not send the aggregator: its own tiers (this
+/// aggregator and the replicas of the next tier, which trust its
+/// front-proxy certificate) always, and loopback addresses unless allowed.
+/// Without this, whoever may write an APIService and a Service could point
+/// the aggregator's client certificate at the tiers' own ports or at
+/// anything listening on the host.
+#[derive(Clone, Debug, Default)]
+pub struct EndpointPolicy {
+    /// `--allow-loopback-apiservice-endpoints`: loopback addresses (and
+    /// `localhost`) may be endpoints (one-host clusters, tests).
+    pub allow_loopback: bool,
+    /// `host:port` of this process and of each next-tier replica.
+    pub own: Vec<String>,
+}
+
+impl EndpointPolicy {
+    /// Why `addr` (`host:port`) may not be proxied to, if it may not.
+    pub fn refuses(&self, addr: &str) -> Option<&'static str> {
+        let (host, port) = split_host_port(addr)?;
+        let loopback = is_loopback_host(host);
+        let own = self.own.iter().any(|o| {
+            split_host_port(o).is_some_and(|(oh, op)| {
+                op == port && (oh.eq_ignore_ascii_case(host) || (loopback && is_loopback_host(oh)))
+            })
+        });
+        if own {
+            return Some("is one of the API server's own tiers");
+        }
+        (loopback && !self.allow_loopback)
+            .then_some("is a loopback address (--allow-loopback-apiservice-endpoints is off)")
+    }
+}
+
+fn split_host_port(addr: &str) -> Option<(&str, &str)> {
+    let (host, port) = addr.rsplit_once(':')?;
+    Some((host.trim_start_matches('[').trim_end_matches(']'), port))
+}
+
+/// Loopback or unspecified IPs (which connect to this host), `localhost`.
+fn is_loopback_host(host: &str) -> bool {
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    if host == "localhost" || host.ends_with(".localhost") {
+        return true;
+    }
+    match host.parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V4(ip)) => ip.is_loopback() || ip.is_unspecified(),
+        Ok(std::net::IpAddr::V6(ip)) => {
+            ip.is_loopback()
+                || ip.is_unspecified()
+                || ip
+                    .to_ipv4_mapped()
+                    .is_some_and(|v4| v4.is_loopback() || v4.is_unspecified())
+        }
+        Err(_) => false,
+    }
+}
+
+/// Resolves `svc` to the addresses (`host:port`) requests may go to: those
+/// [`EndpointPolicy`] allows (upstream's own loopback resolver for
+/// `default/kubernetes` excepted).
 pub async fn resolve(state: &State, svc: &ServiceRef) -> Result<Vec<String>, Unresolved> {
     if let Some(own) = loopback_for(svc, &state.loopback) {
         return Ok(vec![own]);
     }
+    let addrs = resolve_addresses(state, svc).await?;
+    let (allowed, refused): (Vec<String>, Vec<String>) = addrs
+        .into_iter()
+        .partition(|a| state.endpoint_policy.refuses(a).is_none());
+    if allowed.is_empty() {
+        if let Some(addr) = refused.first() {
+            let why = state.endpoint_policy.refuses(addr).unwrap_or_default();
+            return Err(Unresolved::new(
+                "False",
+                "EndpointsNotAllowed",
+                format!(
+                    "endpoint {addr} of service/{} in \"{}\" {why}",
+                    svc.name, svc.namespace
+                ),
+            ));
+        }
+    }
+    Ok(allowed)
+}
+
+async fn resolve_addresses(state: &State, svc: &ServiceRef) -> Result<Vec<String>, Unresolved> {
     let (ns, name) = (&svc.namespace, &svc.name);
     let path = format!("/api/v1/namespaces/{ns}/services/{name}");
     let service = match state.get_json(&path).await {
@@ -209,7 +289,10 @@ impl Clients {
                 pem,
                 server_name: &server_name,
             },
-            (None, false) => return Err("no caBundle and insecureSkipTLSVerify is false".into()),
+            // As upstream (Go's TLS client with no CAData): the system roots.
+            (None, false) => ServerTrust::SystemRoots {
+                server_name: &server_name,
+            },
         };
         let cert = state
             .proxy_client_cert
@@ -231,6 +314,41 @@ impl Clients {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn endpoint_policy_refuses_own_tiers_and_loopback() {
+        let policy = EndpointPolicy {
+            allow_loopback: false,
+            own: vec!["127.0.0.1:6443".into(), "10.0.0.5:6444".into()],
+        };
+        for addr in [
+            "127.0.0.1:8443",
+            "[::1]:443",
+            "localhost:443",
+            "0.0.0.0:443",
+            "[::ffff:127.0.0.1]:443",
+            "127.9.9.9:1",
+        ] {
+            assert!(policy.refuses(addr).is_some(), "{addr} is loopback");
+        }
+        assert!(policy.refuses("10.0.0.5:6444").is_some(), "the next tier");
+        assert!(policy.refuses("10.0.0.5:443").is_none());
+        assert!(policy.refuses("metrics.example.com:443").is_none());
+        let one_host = EndpointPolicy {
+            allow_loopback: true,
+            ..policy
+        };
+        assert!(one_host.refuses("127.0.0.1:8443").is_none());
+        assert!(
+            one_host.refuses("127.0.0.1:6443").is_some(),
+            "still not the aggregator itself"
+        );
+        assert!(
+            one_host.refuses("localhost:6443").is_some(),
+            "by any loopback name"
+        );
+        assert!(one_host.refuses("10.0.0.5:6444").is_some());
+    }
 
     #[test]
     fn default_kubernetes_on_443_is_the_server_itself() {

@@ -42,6 +42,8 @@ pub struct State {
     /// The aggregator's own address (`host:port`), where upstream's loopback
     /// resolver sends the `default/kubernetes` Service.
     pub loopback: String,
+    /// Where remote APIServices may not send requests.
+    pub endpoint_policy: crate::remote::EndpointPolicy,
     services: RwLock<Arc<BTreeMap<String, Value>>>,
     /// Bumped whenever the set of APIServices changed; each controller
     /// holds its own receiver (see [`State::subscribe`]).
@@ -56,6 +58,7 @@ impl State {
         proxy_client_cert: Option<(Vec<u8>, Vec<u8>)>,
         endpoint_routing: bool,
         loopback: String,
+        endpoint_policy: crate::remote::EndpointPolicy,
     ) -> Self {
         State {
             store,
@@ -63,6 +66,7 @@ impl State {
             proxy_client_cert,
             endpoint_routing,
             loopback,
+            endpoint_policy,
             services: RwLock::new(Arc::new(BTreeMap::new())),
             generation: watch::Sender::new(0),
         }

@@ -153,6 +153,16 @@ impl fmt::Display for ExitedProcess {
     }
 }
 
+/// Flags a tier gets when the whole cluster, its add-ons included, runs on
+/// this one host: the aggregator may proxy to APIServices whose endpoints
+/// are loopback addresses (never to the tiers' own ports).
+pub(crate) fn one_host_flags(tier: Tier) -> Vec<String> {
+    match tier {
+        Tier::Aggregator => vec!["--allow-loopback-apiservice-endpoints=true".into()],
+        _ => Vec::new(),
+    }
+}
+
 /// The command-line flags of `tier` (without the binary), following the
 /// flag contract shared with the tier binaries, with `extra` appended.
 pub fn tier_args(tier: Tier, pki: &Pki, ports: &Ports, extra: &[String]) -> Vec<String> {
@@ -472,12 +482,9 @@ impl Cluster {
             return Ok(());
         }
         ensure_port_available(tier.name(), tier.port(&self.cfg.ports))?;
-        let args = tier_args(
-            tier,
-            &self.pki,
-            &self.cfg.ports,
-            self.cfg.extra_args.for_tier(tier),
-        );
+        let mut extra = one_host_flags(tier);
+        extra.extend(self.cfg.extra_args.for_tier(tier).iter().cloned());
+        let args = tier_args(tier, &self.pki, &self.cfg.ports, &extra);
         let log = self.log_path(tier.name());
         let child = Managed::spawn(
             tier.name(),

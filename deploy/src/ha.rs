@@ -270,6 +270,7 @@ impl HaCluster {
             let other = hp.tier(next)[1 - replica];
             extra.push(format!("--delegate-url=https://127.0.0.1:{other}"));
         }
+        extra.extend(crate::cluster::one_host_flags(tier));
         extra.extend(self.cfg.tier_flags.iter().cloned());
         extra.extend(self.cfg.extra_args.for_tier(tier).iter().cloned());
         tier_args(tier, &self.pki, &ports, &extra)

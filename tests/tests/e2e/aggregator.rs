@@ -504,17 +504,37 @@ async fn trust_for_external_servers() {
     );
 }
 
-/// A remote APIService whose server is kube-core itself (reached through a
-/// Service and EndpointSlice, `insecureSkipTLSVerify`): a `kubectl get -w` on
-/// its group streams through the aggregator's remote proxy.
+/// A remote APIService may not point the aggregator at its own tiers: with
+/// an EndpointSlice naming kube-core's port it is unavailable
+/// (`EndpointsNotAllowed`) and its group answers 503. Behind a TCP
+/// forwarder on another port (the server is then, as far as the aggregator
+/// can tell, someone else's; `insecureSkipTLSVerify`), a `kubectl get -w`
+/// on its group streams through the aggregator's remote proxy.
 #[tokio::test]
 async fn watch_streams_through_a_remote_apiservice() {
     use tokio::io::{AsyncBufReadExt, BufReader};
 
     let tc = TestCluster::start().await;
     let core_port = tc.cluster.ports().kube_core;
-    let objs = format!(
-        r#"apiVersion: v1
+    // A forwarder to kube-core on a port of its own.
+    let forwarder = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind the forwarder");
+    let forward_port = forwarder.local_addr().expect("addr").port();
+    let forwarding = tokio::spawn(async move {
+        while let Ok((mut inbound, _)) = forwarder.accept().await {
+            tokio::spawn(async move {
+                if let Ok(mut outbound) =
+                    tokio::net::TcpStream::connect(("127.0.0.1", core_port)).await
+                {
+                    let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                }
+            });
+        }
+    });
+    let objs = |port: u16| {
+        format!(
+            r#"apiVersion: v1
 kind: Service
 metadata:
   name: core-loop
@@ -534,7 +554,7 @@ metadata:
 addressType: IPv4
 ports:
 - name: https
-  port: {core_port}
+  port: {port}
 endpoints:
 - addresses: ["127.0.0.1"]
 ---
@@ -552,7 +572,8 @@ spec:
     namespace: default
     name: core-loop
 "#
-    );
+        )
+    };
     // The local APIService is registered first; the remote one replaces it.
     let ok = eventually(Duration::from_secs(20), || async {
         tc.kubectl(&["get", "apiservice", "v1.discovery.k8s.io"])
@@ -562,9 +583,58 @@ spec:
     .await;
     assert!(ok, "v1.discovery.k8s.io not auto-registered");
     let (ok, _, err) = tc
-        .kubectl_stdin(&["apply", "--validate=false", "-f", "-"], Some(&objs))
+        .kubectl_stdin(
+            &["apply", "--validate=false", "-f", "-"],
+            Some(&objs(core_port)),
+        )
         .await;
     assert!(ok, "{err}");
+    // kube-core's own port is refused, whatever the Service says.
+    let refused = eventually(Duration::from_secs(30), || async {
+        let (_, out, _) = tc
+            .kubectl(&[
+                "get",
+                "apiservice",
+                "v1.discovery.k8s.io",
+                "-o",
+                "jsonpath={.status.conditions[?(@.type==\"Available\")].reason}: {.status.conditions[?(@.type==\"Available\")].message}",
+            ])
+            .await;
+        out.starts_with("EndpointsNotAllowed:") && out.contains("is one of the API server's own tiers")
+    })
+    .await;
+    assert!(
+        refused,
+        "an APIService could point the aggregator at kube-core"
+    );
+    let admin = tc.http(Auth::AdminCert);
+    let unavailable = eventually(Duration::from_secs(30), || async {
+        admin
+            .get(tc.url("/apis/discovery.k8s.io/v1/endpointslices"))
+            .send()
+            .await
+            .is_ok_and(|r| r.status() == 503)
+    })
+    .await;
+    assert!(
+        unavailable,
+        "the refused APIService's group did not answer 503"
+    );
+    // Its group (EndpointSlices among it) is served again once the
+    // APIService is gone; then it names the forwarder.
+    tc.kubectl_ok(&["delete", "apiservice", "v1.discovery.k8s.io"])
+        .await;
+    let forwarded = objs(forward_port);
+    let applied = eventually(Duration::from_secs(30), || async {
+        tc.kubectl_stdin(&["apply", "--validate=false", "-f", "-"], Some(&forwarded))
+            .await
+            .0
+    })
+    .await;
+    assert!(
+        applied,
+        "the forwarder's EndpointSlice could not be applied"
+    );
     // Wait for the remote check itself (reason Passed), not the Local
     // condition the APIService still carries right after the change.
     let ok = eventually(Duration::from_secs(30), || async {
@@ -682,4 +752,5 @@ spec:
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
     assert!(ok, "{out}");
+    forwarding.abort();
 }

@@ -114,8 +114,9 @@ async fn leads_election(http: &reqwest::Client, base: &str, lease: &str) -> bool
         return false;
     };
     r.text().await.unwrap_or_default().lines().any(|l| {
-        l.starts_with(&format!("leader_election_master_status{{name=\"{lease}\"}}"))
-            && l.trim_end().ends_with(" 1")
+        l.starts_with(&format!(
+            "leader_election_master_status{{name=\"{lease}\"}}"
+        )) && l.trim_end().ends_with(" 1")
     })
 }
 
@@ -391,7 +392,10 @@ async fn killing_one_of_each_loses_no_write_and_no_event() {
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    assert!(one_writer, "exactly one aggregator writes APIService statuses");
+    assert!(
+        one_writer,
+        "exactly one aggregator writes APIService statuses"
+    );
     c.stop().await.expect("stop");
 }
 
@@ -642,12 +646,19 @@ async fn configuration_changes_reach_every_replica_within_a_second() {
                 "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}
     });
     let r = http
-        .post(format!("{front}/apis/apiextensions.k8s.io/v1/customresourcedefinitions"))
+        .post(format!(
+            "{front}/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+        ))
         .json(&crd)
         .send()
         .await
         .expect("create the CRD");
-    assert_eq!(r.status().as_u16(), 201, "{}", r.text().await.unwrap_or_default());
+    assert_eq!(
+        r.status().as_u16(),
+        201,
+        "{}",
+        r.text().await.unwrap_or_default()
+    );
     let established = time_until(Duration::from_secs(10), || async {
         let Ok(r) = http
             .get(format!("{front}/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.ha.example.com"))
@@ -672,7 +683,10 @@ async fn configuration_changes_reach_every_replica_within_a_second() {
             matches!(http.get(&url).send().await, Ok(r) if r.status().as_u16() == 200)
         })
         .await;
-        assert!(took.is_some(), "{base} does not serve the new CRD's resources within {LIMIT:?}");
+        assert!(
+            took.is_some(),
+            "{base} does not serve the new CRD's resources within {LIMIT:?}"
+        );
         figures.push(format!("CRD at {base}: {:?}", took.unwrap_or_default()));
     }
 
@@ -684,7 +698,11 @@ async fn configuration_changes_reach_every_replica_within_a_second() {
     };
     for base in replicas(Tier::KubeCore) {
         let r = pods_as_alice(&base).send().await.expect("list as alice");
-        assert_eq!(r.status().as_u16(), 403, "alice may not list pods before the binding");
+        assert_eq!(
+            r.status().as_u16(),
+            403,
+            "alice may not list pods before the binding"
+        );
     }
     let binding = json!({
         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
@@ -694,19 +712,32 @@ async fn configuration_changes_reach_every_replica_within_a_second() {
     });
     let writer = replicas(Tier::KubeCore)[0].clone();
     let r = http
-        .post(format!("{writer}/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"))
+        .post(format!(
+            "{writer}/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"
+        ))
         .json(&binding)
         .send()
         .await
         .expect("create the binding");
-    assert_eq!(r.status().as_u16(), 201, "{}", r.text().await.unwrap_or_default());
+    assert_eq!(
+        r.status().as_u16(),
+        201,
+        "{}",
+        r.text().await.unwrap_or_default()
+    );
     for base in replicas(Tier::KubeCore) {
         let took = time_until(LIMIT, || async {
             matches!(pods_as_alice(&base).send().await, Ok(r) if r.status().as_u16() == 200)
         })
         .await;
-        assert!(took.is_some(), "{base} does not authorize the new binding within {LIMIT:?}");
-        figures.push(format!("ClusterRoleBinding at {base}: {:?}", took.unwrap_or_default()));
+        assert!(
+            took.is_some(),
+            "{base} does not authorize the new binding within {LIMIT:?}"
+        );
+        figures.push(format!(
+            "ClusterRoleBinding at {base}: {:?}",
+            took.unwrap_or_default()
+        ));
     }
 
     // An admission webhook that fails closed, for ConfigMaps labelled
@@ -721,12 +752,19 @@ async fn configuration_changes_reach_every_replica_within_a_second() {
             "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["configmaps"]}]}]
     });
     let r = http
-        .post(format!("{writer}/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"))
+        .post(format!(
+            "{writer}/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
+        ))
         .json(&webhook)
         .send()
         .await
         .expect("create the webhook configuration");
-    assert_eq!(r.status().as_u16(), 201, "{}", r.text().await.unwrap_or_default());
+    assert_eq!(
+        r.status().as_u16(),
+        201,
+        "{}",
+        r.text().await.unwrap_or_default()
+    );
     for (i, base) in replicas(Tier::KubeCore).into_iter().enumerate() {
         let n = AtomicUsize::new(0);
         let took = time_until(LIMIT, || async {
@@ -748,7 +786,10 @@ async fn configuration_changes_reach_every_replica_within_a_second() {
             }
         })
         .await;
-        assert!(took.is_some(), "{base} does not call the new webhook within {LIMIT:?}");
+        assert!(
+            took.is_some(),
+            "{base} does not call the new webhook within {LIMIT:?}"
+        );
         figures.push(format!("webhook at {base}: {:?}", took.unwrap_or_default()));
     }
 
@@ -763,22 +804,43 @@ async fn configuration_changes_reach_every_replica_within_a_second() {
             "service": {"namespace": "default", "name": "nowhere", "port": 443}}
     });
     let r = http
-        .post(format!("{front}/apis/apiregistration.k8s.io/v1/apiservices"))
+        .post(format!(
+            "{front}/apis/apiregistration.k8s.io/v1/apiservices"
+        ))
         .json(&apiservice)
         .send()
         .await
         .expect("create the APIService");
-    assert_eq!(r.status().as_u16(), 201, "{}", r.text().await.unwrap_or_default());
+    assert_eq!(
+        r.status().as_u16(),
+        201,
+        "{}",
+        r.text().await.unwrap_or_default()
+    );
     for base in replicas(Tier::Aggregator) {
         let took = time_until(LIMIT, || async {
-            let Ok(r) = http.get(format!("{base}/apis")).header("Accept", "application/json").send().await else {
+            let Ok(r) = http
+                .get(format!("{base}/apis"))
+                .header("Accept", "application/json")
+                .send()
+                .await
+            else {
                 return false;
             };
-            r.text().await.unwrap_or_default().contains("ha.metrics.example.com")
+            r.text()
+                .await
+                .unwrap_or_default()
+                .contains("ha.metrics.example.com")
         })
         .await;
-        assert!(took.is_some(), "{base} does not list the new APIService within {LIMIT:?}");
-        figures.push(format!("APIService at {base}: {:?}", took.unwrap_or_default()));
+        assert!(
+            took.is_some(),
+            "{base} does not list the new APIService within {LIMIT:?}"
+        );
+        figures.push(format!(
+            "APIService at {base}: {:?}",
+            took.unwrap_or_default()
+        ));
     }
     eprintln!("configuration propagation: {}", figures.join(", "));
     c.stop().await.expect("stop");
