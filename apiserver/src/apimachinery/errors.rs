@@ -249,6 +249,15 @@ impl ApiError {
         )
     }
 
+    /// 413 for an object etcd will not store (over its request limit).
+    pub fn stored_object_too_large() -> Self {
+        Self::new(
+            413,
+            "RequestEntityTooLarge",
+            "Request entity too large: etcdserver: request is too large",
+        )
+    }
+
     /// 413 for a body over the limit.
     pub fn request_entity_too_large(limit: usize) -> Self {
         Self::new(

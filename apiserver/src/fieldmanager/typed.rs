@@ -172,12 +172,17 @@ fn cmp_walk(
             .enumerate()
             .map(|(i, v)| item_pe(v, &lt, ity, i))
             .collect();
+        // First item of each path element: a lookup, not a scan, per item.
+        let mut lfirst = std::collections::BTreeMap::new();
+        for (i, p) in lpes.iter().enumerate() {
+            lfirst.entry(p).or_insert(i);
+        }
         let mut seen = std::collections::BTreeSet::new();
         for (pe, rv) in rpes.iter().zip(r) {
             if !seen.insert(pe.clone()) {
                 continue;
             }
-            let lv = lpes.iter().position(|p| p == pe).map(|i| &l[i]);
+            let lv = lfirst.get(pe).map(|&i| &l[i]);
             path.push(pe.clone());
             cmp_walk(lv, Some(rv), ity, path, c);
             path.pop();
@@ -229,11 +234,15 @@ fn merge_at(lhs: &Value, rhs: &Value, ty: Ty<'_>, root: bool) -> Value {
                 .enumerate()
                 .map(|(i, v)| item_pe(v, &lt, ity, i))
                 .collect();
+            let mut rfirst = std::collections::BTreeMap::new();
+            for (j, p) in rpes.iter().enumerate() {
+                rfirst.entry(p).or_insert(j);
+            }
             let mut used = vec![false; r.len()];
             let mut out = Vec::with_capacity(l.len() + r.len());
             for (i, lv) in l.iter().enumerate() {
                 let pe = item_pe(lv, &lt, ity, i);
-                match rpes.iter().position(|p| *p == pe) {
+                match rfirst.get(&pe).copied() {
                     Some(j) => {
                         used[j] = true;
                         out.push(merge_at(lv, &r[j], ity, false));

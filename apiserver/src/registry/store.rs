@@ -83,6 +83,7 @@ pub fn storage_error(e: StorageError) -> ApiError {
         StorageError::InvalidContinue(m) => {
             ApiError::bad_request(format!("invalid continue token: {m}"))
         }
+        StorageError::TooLarge => ApiError::stored_object_too_large(),
         other => ApiError::internal(other),
     }
 }

@@ -44,6 +44,11 @@ pub enum StorageError {
     /// itself.
     #[error("etcd unavailable: {0}")]
     Unavailable(String),
+    /// The write is larger than etcd accepts (`--max-request-bytes`, 1.5 MiB
+    /// by default): the object, not etcd, is at fault, so retrying cannot
+    /// help.
+    #[error("etcdserver: request is too large")]
+    TooLarge,
     /// Anything else (unexpected etcd answers, invalid arguments, bugs).
     #[error("internal storage error: {0}")]
     Internal(String),
@@ -97,6 +102,13 @@ const TRANSIENT_ETCD_MESSAGES: &[&str] = &[
 
 /// Classifies a gRPC status (code + message) from etcd or the transport.
 fn classify_status(code: i32, message: &str) -> StorageError {
+    // etcd's own limit (InvalidArgument), or its gRPC server's receive
+    // limit just above it (ResourceExhausted).
+    if message.contains("request is too large")
+        || (code == CODE_RESOURCE_EXHAUSTED && message.contains("larger than max"))
+    {
+        return StorageError::TooLarge;
+    }
     if message.contains(COMPACTED_MESSAGE) {
         return StorageError::Expired {
             requested: 0,
@@ -154,7 +166,14 @@ mod tests {
         assert!(classify_status(13, "h2 protocol error: broken pipe").is_unavailable());
         assert!(matches!(
             classify_status(3, "etcdserver: request is too large"),
-            StorageError::Internal(_)
+            StorageError::TooLarge
+        ));
+        assert!(matches!(
+            classify_status(
+                8,
+                "grpc: received message larger than max (2360385 vs. 2097152)"
+            ),
+            StorageError::TooLarge
         ));
         assert!(matches!(
             classify_status(
