@@ -29,7 +29,7 @@ impl Expression {
     pub fn compile(source: &str) -> Expression {
         Expression {
             source: source.to_string(),
-            program: env().compile(source).map_err(|e| e.to_string()),
+            program: super::compile(source),
         }
     }
 
@@ -129,5 +129,37 @@ mod tests {
         assert!(missing.eval_bool(&[("object", &json!({}))]).is_err());
         let not_bool = Expression::compile("1 + 1");
         assert!(not_bool.eval_bool(&[]).is_err());
+    }
+}
+
+#[cfg(test)]
+mod hostile_tests {
+    use super::*;
+
+    /// Ten thousand chained operators or brackets overflowed the stack of
+    /// the thread compiling them; now each is a compile error, evaluated on
+    /// a thread with a tokio worker's 2 MiB stack.
+    #[test]
+    fn deeply_nested_expressions_are_refused_without_overflow() {
+        let sources = [
+            "1 + ".repeat(10_000) + "1",
+            "true && ".repeat(10_000) + "true",
+            format!("{}1{}", "(".repeat(10_000), ")".repeat(10_000)),
+            format!("{}1{}", "[".repeat(10_000), "]".repeat(10_000)),
+            format!("self{}", ".a".repeat(10_000)),
+            format!("{}true", "!".repeat(10_000)),
+        ];
+        for src in sources {
+            let handle = std::thread::Builder::new()
+                .stack_size(2 << 20)
+                .spawn(move || Expression::compile(&src).compile_error().map(str::to_owned))
+                .expect("thread");
+            let err = handle.join().expect("no overflow").expect("refused");
+            assert!(err.contains("recursion limit"), "{err}");
+        }
+        let fine = "1 + ".repeat(200) + "1";
+        let e = Expression::compile(&fine);
+        assert_eq!(e.compile_error(), None);
+        assert_eq!(e.eval(&[]).ok(), Some(::cel::Value::Int(201)));
     }
 }

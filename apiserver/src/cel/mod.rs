@@ -7,6 +7,7 @@
 pub mod cost;
 pub mod expression;
 pub mod library;
+pub mod nesting;
 
 use std::sync::Arc;
 
@@ -49,8 +50,16 @@ pub(crate) fn env() -> Arc<::cel::Env> {
     .clone()
 }
 
-pub(crate) fn compile_rule(src: &str) -> Result<::cel::Program, String> {
+/// Compiles `src` in [`env`], refusing first what nests beyond
+/// [`nesting::MAX_NESTING`] (the crate's parser and every walk over its tree
+/// recurse). Every compilation of request-supplied CEL goes through here.
+pub(crate) fn compile(src: &str) -> Result<::cel::Program, String> {
+    nesting::check(src)?;
     env().compile(src).map_err(|e| e.to_string())
+}
+
+pub(crate) fn compile_rule(src: &str) -> Result<::cel::Program, String> {
+    compile(src)
 }
 
 /// A JSON value as a CEL value (integers as `int`).

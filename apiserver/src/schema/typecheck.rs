@@ -167,7 +167,7 @@ pub fn undefined_fields(
     root: &Value,
     components: &Map<String, Value>,
 ) -> Vec<String> {
-    let Ok(program) = crate::cel::env().compile(source) else {
+    let Ok(program) = crate::cel::compile(source) else {
         return Vec::new();
     };
     undefined(&program, root, components)
@@ -344,7 +344,7 @@ fn overloads(
 /// undefined fields and operators applied to operands of types they have
 /// no overload for, in source order, each as cel-go prints it.
 pub fn check(source: &str, root: &Value, components: &Map<String, Value>) -> Vec<String> {
-    let Ok(program) = crate::cel::env().compile(source) else {
+    let Ok(program) = crate::cel::compile(source) else {
         return Vec::new();
     };
     let offset = |id: u64| {

@@ -74,7 +74,7 @@ pub(crate) mod test_support {
     /// Evaluates `expr` in the validation-rule environment.
     pub fn eval(expr: &str) -> Result<::cel::Value, String> {
         let env = super::super::env();
-        let program = env.compile(expr).map_err(|e| e.to_string())?;
+        let program = super::super::compile(expr)?;
         let ctx = ::cel::Context::with_env(Arc::clone(&env));
         program.execute(&ctx).map_err(|e| e.to_string())
     }

@@ -178,6 +178,33 @@ mod lenient_yaml_tests {
         let (_, dup) = decode_yaml_lenient(b"a: 1\n").expect("yaml");
         assert!(dup.is_none());
     }
+
+    /// Hostile YAML is a 400, not a stack overflow or an exhausted memory:
+    /// deep nesting (flow and block) and alias expansion (billion laughs).
+    #[test]
+    fn hostile_yaml_is_refused() {
+        let flow = format!("a: {}{}\n", "[".repeat(100_000), "]".repeat(100_000));
+        let block: String = (0..5_000)
+            .map(|i| format!("{}k:\n", " ".repeat(i)))
+            .collect();
+        let mut laughs = String::from(
+            "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
+        );
+        let names: Vec<char> = ('b'..='k').collect();
+        let mut prev = 'a';
+        for n in names {
+            laughs.push_str(&format!(
+                "{n}: &{n} [*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev}]\n"
+            ));
+            prev = n;
+        }
+        for doc in [flow, block, laughs] {
+            let err = decode_yaml(doc.as_bytes()).expect_err("refused");
+            assert_eq!(err.code, 400, "{}", err.message);
+            let err = decode_yaml_lenient(doc.as_bytes()).expect_err("refused");
+            assert_eq!(err.code, 400, "{}", err.message);
+        }
+    }
 }
 
 /// POST on a collection.
