@@ -34,6 +34,7 @@ LAYERS = [
     ("admission", ["admission"]),
     ("endpoints", ["endpoints"]),
     ("authenticators and authorizers", ["authentication::*", "authorization::*"]),
+    ("flow control", ["flowcontrol"]),
     ("filters", ["filters"]),
     ("publishing and delegation", ["openapi", "proxy", "client"]),
     ("audit backends", ["audit::backends", "audit::backends::*"]),

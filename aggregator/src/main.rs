@@ -44,6 +44,8 @@ const DEFAULT_PORT: u16 = 6443;
 const AUTOREGISTER_PERIOD: Duration = Duration::from_secs(2);
 /// How often every APIService's availability is checked.
 const AVAILABILITY_PERIOD: Duration = Duration::from_secs(5);
+/// How often priority levels lend and borrow seats by demand (upstream: 10 s).
+const FLOW_CONTROL_BORROWING_PERIOD: Duration = Duration::from_secs(2);
 
 /// The cluster's API endpoint.
 #[derive(Parser, Debug)]
@@ -207,6 +209,7 @@ async fn main() -> anyhow::Result<()> {
         openapi_v2,
         own_openapi: own_openapi.clone(),
     });
+    let delegate_for_flowcontrol = delegate.clone();
     let mut api = GenericApiServer::new(groups, Some(delegate), address).with_interceptor(router);
     if let Some(elector) = elector {
         tokio::spawn(elector.run(
@@ -232,6 +235,19 @@ async fn main() -> anyhow::Result<()> {
             })
         }),
     );
+    // API Priority and Fairness: the front door is where a flood stops.
+    let flow_control = opts.generic.enable_priority_and_fairness.then(|| {
+        let fc = apiserver::flowcontrol::FlowControl::new(apiserver::server::flow_control_config(
+            &opts.generic,
+        ));
+        tokio::spawn(fc.clone().run_borrowing(FLOW_CONTROL_BORROWING_PERIOD));
+        tokio::spawn(apiserver::server::flowcontrol_config::run(
+            fc.clone(),
+            delegate_for_flowcontrol.clone(),
+            state::internal_user(),
+        ));
+        fc
+    });
     apiserver::server::run(
         apiserver::server::ServerConfig {
             name: "kube-aggregator",
@@ -243,6 +259,7 @@ async fn main() -> anyhow::Result<()> {
             authorizer,
             trust_front_proxy_authorization: false,
             token_reviewer: None,
+            flow_control,
             credential_validator: Some(Arc::new(
                 apiserver::authentication::bound_tokens::BoundTokenValidator::new(
                     storage.clone(),

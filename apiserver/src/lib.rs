@@ -29,6 +29,7 @@ pub mod client;
 pub mod endpoints;
 pub mod fieldmanager;
 pub mod filters;
+pub mod flowcontrol;
 pub mod logging;
 pub mod metrics;
 pub mod openapi;

@@ -142,6 +142,7 @@ async fn main() -> anyhow::Result<()> {
             )),
             trust_front_proxy_authorization: true,
             token_reviewer: None,
+            flow_control: None,
         },
         api,
     )

@@ -448,6 +448,7 @@ async fn main() -> anyhow::Result<()> {
             credential_validator: Some(validator),
             trust_front_proxy_authorization: false,
             token_reviewer: None,
+            flow_control: None,
         },
         api,
     )

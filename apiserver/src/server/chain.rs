@@ -18,7 +18,9 @@ use crate::filters::body_limit::BodyLimit;
 use crate::filters::cache_control::CacheControl;
 use crate::filters::httplog::HttpLog;
 use crate::filters::impersonation::Impersonation;
+use crate::filters::max_in_flight::MaxInFlight;
 use crate::filters::panic_recovery::PanicRecovery;
+use crate::filters::priority_and_fairness::PriorityAndFairness;
 use crate::filters::request_info::WithRequestInfo;
 use crate::filters::request_metrics::RequestMetrics;
 use crate::filters::timeout::RequestTimeout;
@@ -39,6 +41,16 @@ pub struct ChainConfig {
     pub auditor: Option<Arc<Auditor>>,
     /// Tracing, when a tracing configuration is given.
     pub tracer: Option<Arc<crate::traces::Tracer>>,
+    /// How concurrent requests are limited.
+    pub in_flight: InFlightLimits,
+}
+
+/// The overload protection of a server: API Priority and Fairness (the
+/// front door's), or the plain in-flight limits.
+#[derive(Clone)]
+pub enum InFlightLimits {
+    PriorityAndFairness(Arc<crate::flowcontrol::FlowControl>),
+    MaxInFlight(MaxInFlight),
 }
 
 /// Wraps `handler` in every filter.
@@ -70,6 +82,16 @@ pub fn build_handler_chain(handler: HttpService, cfg: &ChainConfig) -> HttpServi
         .layer(FilterLayer(Impersonation {
             authorizer: cfg.authorizer.clone(),
         }))
+        .option_layer(match &cfg.in_flight {
+            InFlightLimits::PriorityAndFairness(fc) => Some(FilterLayer(PriorityAndFairness {
+                flow_control: fc.clone(),
+            })),
+            InFlightLimits::MaxInFlight(_) => None,
+        })
+        .option_layer(match &cfg.in_flight {
+            InFlightLimits::MaxInFlight(m) => Some(FilterLayer(m.clone())),
+            InFlightLimits::PriorityAndFairness(_) => None,
+        })
         .layer(FilterLayer(Authorization {
             authorizer: cfg.authorizer.clone(),
             trust_front_proxy: cfg.trust_front_proxy_authorization,

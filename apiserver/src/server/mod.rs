@@ -5,6 +5,7 @@ pub mod chain;
 pub mod config_file;
 pub mod delegated;
 pub mod discovery_cache;
+pub mod flowcontrol_config;
 pub mod handler;
 pub mod healthz;
 pub mod leader_election;
@@ -44,6 +45,20 @@ pub struct ServerConfig<'a> {
     /// Delegated authentication of bearer tokens (TokenReview), for servers
     /// that do not hold the token keys themselves.
     pub token_reviewer: Option<Arc<crate::authentication::token_review::TokenReviewAuthenticator>>,
+    /// API Priority and Fairness, used when `--enable-priority-and-fairness`
+    /// (the front door's; `None`: the max-in-flight limits).
+    pub flow_control: Option<Arc<crate::flowcontrol::FlowControl>>,
+}
+
+/// The flow control configuration `generic` sizes: the server's
+/// concurrency limit and a queue wait of a quarter of the request timeout.
+pub fn flow_control_config(generic: &GenericOptions) -> crate::flowcontrol::FlowControlConfig {
+    crate::flowcontrol::FlowControlConfig {
+        server_concurrency_limit: (generic.max_requests_inflight
+            + generic.max_mutating_requests_inflight)
+            .max(1),
+        queue_wait_limit: generic.request_timeout / 4,
+    }
 }
 
 /// Starts text logging at verbosity 0 (`RUST_LOG` overrides the level), for
@@ -165,6 +180,17 @@ pub async fn run(cfg: ServerConfig<'_>, api: Arc<GenericApiServer>) -> anyhow::R
         max_request_body_bytes: crate::body::MAX_REQUEST_BODY_BYTES,
         auditor: auditor.clone(),
         tracer,
+        in_flight: match cfg.flow_control {
+            Some(fc) if cfg.generic.enable_priority_and_fairness => {
+                chain::InFlightLimits::PriorityAndFairness(fc)
+            }
+            _ => {
+                chain::InFlightLimits::MaxInFlight(crate::filters::max_in_flight::MaxInFlight::new(
+                    cfg.generic.max_requests_inflight as usize,
+                    cfg.generic.max_mutating_requests_inflight as usize,
+                ))
+            }
+        },
     };
     let handler: HttpService = service_fn(move |req| api.clone().handle(req));
     let service = chain::build_handler_chain(handler, &chain_cfg);

@@ -344,6 +344,15 @@ pub struct GenericOptions {
     /// The grace period watches this server only proxies get to end on their own once shutdown stops accepting requests; then they are cut (its own watches end at once, with a final BOOKMARK).
     #[arg(long, default_value = "0s", value_parser = parse_duration)]
     pub shutdown_watch_termination_grace_period: Duration,
+    /// This and --max-mutating-requests-inflight are summed to determine the server's total concurrency limit (which must be positive) if --enable-priority-and-fairness is true. Otherwise, this flag limits the maximum number of non-mutating requests in flight, or a zero value disables the limit completely.
+    #[arg(long, default_value_t = 400)]
+    pub max_requests_inflight: u32,
+    /// This and --max-requests-inflight are summed to determine the server's total concurrency limit (which must be positive) if --enable-priority-and-fairness is true. Otherwise, this flag limits the maximum number of mutating requests in flight, or a zero value disables the limit completely.
+    #[arg(long, default_value_t = 200)]
+    pub max_mutating_requests_inflight: u32,
+    /// If true, replace the max-in-flight handler with an enhanced one that queues and dispatches with priority and fairness. (Priority and fairness runs at the front door, the aggregator; the tiers behind it apply the max-in-flight limits to clients that reach them directly.)
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub enable_priority_and_fairness: bool,
 }
 
 /// Parses a Go-style duration flag (`60s`, `5m`).

@@ -154,6 +154,7 @@ async fn main() -> anyhow::Result<()> {
             credential_validator: None,
             trust_front_proxy_authorization: false,
             token_reviewer: delegated.token_reviewer,
+            flow_control: None,
         },
         Arc::new(api),
     )

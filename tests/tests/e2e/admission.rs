@@ -29,22 +29,10 @@ async fn get_json(c: &TestCluster, args: &[&str]) -> Value {
     serde_json::from_str(&c.kubectl_ok(&all).await).expect("json")
 }
 
-async fn namespace_with_default_account(c: &TestCluster, ns: &str) {
-    c.kubectl_ok(&["create", "namespace", ns]).await;
-    // kube-core's service-account controller creates `default`.
-    let ready = eventually(Duration::from_secs(10), || async {
-        c.kubectl(&["get", "serviceaccount", "default", "-n", ns])
-            .await
-            .0
-    })
-    .await;
-    assert!(ready, "no default service account in {ns}");
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pods_get_their_service_account_token_tolerations_and_priority() {
     let c = TestCluster::start().await;
-    namespace_with_default_account(&c, "adm").await;
+    c.create_namespace_for_pods("adm").await;
     let (ok, out, err) = apply(&c, &pod("adm", "p", json!({}))).await;
     assert!(ok, "{out} {err}");
     let p = get_json(&c, &["get", "pod", "p", "-n", "adm"]).await;
@@ -129,7 +117,7 @@ async fn pods_get_their_service_account_token_tolerations_and_priority() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn limit_ranges_default_and_bound_containers() {
     let c = TestCluster::start().await;
-    namespace_with_default_account(&c, "limits").await;
+    c.create_namespace_for_pods("limits").await;
     let lr = json!({"apiVersion": "v1", "kind": "LimitRange",
         "metadata": {"name": "lr", "namespace": "limits"},
         "spec": {"limits": [{"type": "Container",
@@ -177,7 +165,7 @@ async fn limit_ranges_default_and_bound_containers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pod_quota_admits_exactly_its_limit_of_racing_creates() {
     let c = TestCluster::start().await;
-    namespace_with_default_account(&c, "quota").await;
+    c.create_namespace_for_pods("quota").await;
     let q = json!({"apiVersion": "v1", "kind": "ResourceQuota",
         "metadata": {"name": "q", "namespace": "quota"},
         "spec": {"hard": {"pods": "2"}}});
@@ -247,7 +235,7 @@ async fn a_pod_quota_admits_exactly_its_limit_of_racing_creates() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn admission_flags_select_plugins() {
     let c = TestCluster::start().await;
-    namespace_with_default_account(&c, "flags").await;
+    c.create_namespace_for_pods("flags").await;
     // A pod with no tolerations gets DefaultTolerationSeconds' two.
     let (ok, out, err) = apply(&c, &pod("flags", "p", json!({}))).await;
     assert!(ok, "{out} {err}");

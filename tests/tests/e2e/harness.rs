@@ -143,6 +143,26 @@ impl TestCluster {
         out
     }
 
+    /// Creates namespace `ns` and waits for the service-account controller
+    /// to give it a `default` ServiceAccount, as upstream's e2e framework
+    /// does: until then the ServiceAccount admission plugin refuses pods
+    /// (403 "error looking up service account"), exactly as upstream's.
+    pub async fn create_namespace_for_pods(&self, ns: &str) {
+        self.kubectl_ok(&["create", "namespace", ns]).await;
+        self.wait_for_default_service_account(ns).await;
+    }
+
+    /// Waits until namespace `ns` has its `default` ServiceAccount.
+    pub async fn wait_for_default_service_account(&self, ns: &str) {
+        let ready = eventually(Duration::from_secs(20), || async {
+            self.kubectl(&["get", "serviceaccount", "default", "-n", ns])
+                .await
+                .0
+        })
+        .await;
+        assert!(ready, "no default service account in namespace {ns}");
+    }
+
     /// Starts a long-running kubectl (e.g. `get -w`).
     pub fn kubectl_spawn(&self, args: &[&str]) -> tokio::process::Child {
         tokio::process::Command::new("kubectl")

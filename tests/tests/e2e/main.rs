@@ -22,6 +22,7 @@ mod crd_protobuf;
 mod crd_runtime;
 mod crds;
 mod errors;
+mod flowcontrol;
 mod ha;
 mod handler_openapi;
 mod harness;

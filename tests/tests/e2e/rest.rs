@@ -128,6 +128,7 @@ async fn crud_namespaces_configmaps_secrets_pods() {
         .await
         .expect("delete secret");
 
+    c.wait_for_default_service_account("rest").await;
     // Pods: status is owned by the server; writes to /status change only status;
     // generation tracks spec changes.
     let pods: Api<Pod> = Api::namespaced(client.clone(), "rest");

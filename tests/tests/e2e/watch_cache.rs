@@ -383,7 +383,7 @@ async fn pods_by_node_from_the_index_agree_with_etcd() {
     let c = TestCluster::start().await;
     let http = c.http(Auth::AdminCert);
     for ns in ["a", "b"] {
-        c.kubectl_ok(&["create", "namespace", ns]).await;
+        c.create_namespace_for_pods(ns).await;
         for (i, node) in ["n1", "n2", ""].iter().enumerate() {
             let mut pod = json!({"apiVersion": "v1", "kind": "Pod",
                 "metadata": {"name": format!("p{i}")},

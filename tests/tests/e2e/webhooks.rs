@@ -240,7 +240,7 @@ async fn wait_in_effect(
 async fn webhooks_mutate_deny_and_skip_what_they_should() {
     let c = TestCluster::start().await;
     let (ca, calls, _) = webhook_service(&c).await;
-    c.kubectl_ok(&["create", "namespace", "wh"]).await;
+    c.create_namespace_for_pods("wh").await;
     c.kubectl_ok(&["label", "namespace", "wh", "webhooks=on"])
         .await;
     c.kubectl_ok(&["create", "namespace", "wh-off"]).await;

@@ -9,6 +9,7 @@ mod create;
 mod custom;
 mod delete;
 mod read;
+pub use read::OBJECT_COUNT_HEADER;
 mod scale;
 pub mod strategic_merge;
 pub mod strict_json;

@@ -54,8 +54,29 @@ fn cached_object_response(store: &Store, obj: &Arc<CachedObject>, neg: &Negotiat
     }
 }
 
+/// The response header of a LIST with the number of objects of its
+/// resource in the watch cache: how the front door's priority and fairness
+/// estimates the seats of the next LIST (see `flowcontrol::estimate`); the
+/// aggregator removes it.
+pub const OBJECT_COUNT_HEADER: &str = "x-kubernetes-apf-object-count";
+
 /// GET on a collection: from the watch cache when it can serve it, else etcd.
 pub async fn list(
+    rest: &RestRequest<'_>,
+    namespace: &str,
+    neg: &Negotiated,
+) -> Result<Response, ApiError> {
+    use crate::storage::metrics::CountObjects;
+    let count = rest.store.cache().and_then(|c| c.count_objects());
+    let mut resp = list_objects(rest, namespace, neg).await?;
+    if let Some(n) = count {
+        resp.headers_mut()
+            .insert(OBJECT_COUNT_HEADER, http::HeaderValue::from(n));
+    }
+    Ok(resp)
+}
+
+async fn list_objects(
     rest: &RestRequest<'_>,
     namespace: &str,
     neg: &Negotiated,
