@@ -38,7 +38,7 @@ LAYERS = [
     ("filters", ["filters"]),
     ("publishing and delegation", ["openapi", "proxy", "client"]),
     ("audit backends", ["audit::backends", "audit::backends::*"]),
-    ("server", ["server", "lib"]),
+    ("server", ["server", "lib", "fuzzing"]),
 ]
 
 

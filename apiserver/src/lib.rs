@@ -30,6 +30,7 @@ pub mod endpoints;
 pub mod fieldmanager;
 pub mod filters;
 pub mod flowcontrol;
+pub mod fuzzing;
 pub mod logging;
 pub mod metrics;
 pub mod openapi;

@@ -510,6 +510,22 @@ impl Cluster {
         Self::stop_slot(self.tier_slot(tier)).await
     }
 
+    /// Kills `tier` with SIGKILL (no graceful shutdown: a crash) and reaps
+    /// it. Does nothing if it is not running.
+    pub fn kill_tier(&mut self, tier: Tier) {
+        if let Some(mut child) = self.tier_slot(tier).take() {
+            child.kill_now();
+        }
+    }
+
+    /// Kills etcd with SIGKILL and reaps it. Does nothing if it is not
+    /// running.
+    pub fn kill_etcd(&mut self) {
+        if let Some(mut child) = self.etcd.take() {
+            child.kill_now();
+        }
+    }
+
     /// Stops everything in reverse start order: aggregator, kube-core,
     /// extensions, etcd. All are attempted; the first error is returned.
     pub async fn stop(&mut self) -> anyhow::Result<()> {

@@ -219,6 +219,14 @@ impl Store {
                                     }
                                 }
                             }
+                            // etcd went away: the stream ends without an
+                            // ERROR event, as upstream's cacher ends its
+                            // watchers, so that clients resume from their last
+                            // resourceVersion instead of relisting.
+                            Some(Err(StorageError::Unavailable(e))) => {
+                                tracing::debug!(error = %e, "watch ended: etcd unavailable");
+                                return;
+                            }
                             Some(Err(e)) => {
                                 let status = match e {
                                     StorageError::Expired { requested, compacted } => ApiError::expired(

@@ -16,6 +16,7 @@ mod builtins_subresources;
 mod client_go_writes;
 mod connections;
 mod control_plane;
+mod crash_recovery;
 mod crd_conversion;
 mod crd_namespaces;
 mod crd_protobuf;
