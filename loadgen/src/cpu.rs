@@ -10,9 +10,11 @@
 
 use std::time::Duration;
 
-/// Default processes watched: the three tiers and etcd (`comm` is cut to
-/// 15 bytes, hence `kube-core-apise`).
-pub const DEFAULT_PROCESSES: &str = "kube-aggregator,kube-core-apise,kube-extensions,etcd";
+/// Default processes watched: the three tiers, upstream's kube-apiserver
+/// (the usual baseline of `--compare`) and etcd (`comm` is cut to 15 bytes,
+/// hence `kube-core-apise`).
+pub const DEFAULT_PROCESSES: &str =
+    "kube-aggregator,kube-core-apise,kube-extensions,kube-apiserver,etcd";
 
 /// CPU time used so far by each watched process name (summed over its
 /// processes) and by this process.
@@ -73,33 +75,76 @@ impl CpuSnapshot {
         }
     }
 
-    /// Prints the CPU time per operation each process spent since `self`.
-    pub fn print_per_op(&self, after: &CpuSnapshot, ops: usize) {
-        if ops == 0 {
-            return;
-        }
+    /// The CPU time per operation each process spent since `self`.
+    pub fn per_op(&self, after: &CpuSnapshot, ops: usize) -> CpuPerOp {
         let per_op = |before: Option<Duration>, after: Option<Duration>| {
             let (b, a) = (before?, after?);
-            Some(a.saturating_sub(b).as_secs_f64() * 1e6 / ops as f64)
+            (ops > 0).then(|| a.saturating_sub(b).as_secs_f64() * 1e6 / ops as f64)
         };
-        let mut parts = Vec::new();
+        CpuPerOp {
+            by_name: self
+                .by_name
+                .iter()
+                .zip(&after.by_name)
+                .filter_map(|((name, before), (_, now))| {
+                    Some((name.clone(), per_op(*before, *now)?))
+                })
+                .collect(),
+            own: per_op(self.own, after.own),
+        }
+    }
+
+    /// Prints the CPU time per operation each process spent since `self`.
+    pub fn print_per_op(&self, after: &CpuSnapshot, ops: usize) {
+        let cpu = self.per_op(after, ops);
+        if !cpu.is_empty() {
+            println!("  CPU per operation: {cpu}");
+        }
+    }
+}
+
+/// CPU time per operation, in µs, of each watched process name that was
+/// running, and of the load generator.
+#[derive(Debug, Clone, Default)]
+pub struct CpuPerOp {
+    pub by_name: Vec<(String, f64)>,
+    pub own: Option<f64>,
+}
+
+impl CpuPerOp {
+    fn is_empty(&self) -> bool {
+        self.by_name.is_empty() && self.own.is_none()
+    }
+
+    /// The API server's share: every watched process but etcd (and not the
+    /// load generator), the figure `--compare` sets side by side.
+    pub fn servers(&self) -> f64 {
+        self.by_name
+            .iter()
+            .filter(|(n, _)| n != "etcd")
+            .map(|(_, us)| us)
+            .sum()
+    }
+}
+
+impl std::fmt::Display for CpuPerOp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mut total = 0.0;
-        for ((name, before), (_, now)) in self.by_name.iter().zip(&after.by_name) {
-            if let Some(us) = per_op(*before, *now) {
-                total += us;
-                parts.push(format!("{name} {us:.0} µs"));
+        let mut first = true;
+        for (name, us) in self
+            .by_name
+            .iter()
+            .map(|(n, us)| (n.as_str(), *us))
+            .chain(self.own.map(|us| ("kube-loadgen", us)))
+        {
+            if !first {
+                f.write_str(", ")?;
             }
-        }
-        if let Some(us) = per_op(self.own, after.own) {
+            first = false;
             total += us;
-            parts.push(format!("kube-loadgen {us:.0} µs"));
+            write!(f, "{name} {us:.0} µs")?;
         }
-        if !parts.is_empty() {
-            println!(
-                "  CPU per operation: {} (total {total:.0} µs)",
-                parts.join(", ")
-            );
-        }
+        write!(f, " (total {total:.0} µs)")
     }
 }
 

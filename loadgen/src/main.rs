@@ -44,6 +44,16 @@ struct Options {
     /// operation is printed after `creates`, `gets` and `etcd`; empty for none.
     #[arg(long, global = true, default_value = cpu::DEFAULT_PROCESSES)]
     cpu_of: String,
+    /// A second server's kubeconfig: `creates` and `gets` then run against
+    /// both alternately (`--rounds` times each, `--kubeconfig` first) and
+    /// print each round's CPU per operation of the API server processes
+    /// (every `--cpu-of` process but etcd), the medians and their ratio.
+    /// Run it with both servers up and nothing else busy.
+    #[arg(long, global = true)]
+    compare: Option<std::path::PathBuf>,
+    /// Rounds per server with `--compare`.
+    #[arg(long, global = true, default_value_t = 3)]
+    rounds: usize,
     #[command(subcommand)]
     command: Command,
 }
@@ -122,6 +132,9 @@ async fn main() -> anyhow::Result<()> {
         before.print_per_op(&cpu::CpuSnapshot::take(&opts.cpu_of), *count);
         return Ok(());
     }
+    if let Some(other) = &opts.compare {
+        return compare(&opts, other).await;
+    }
     let client = client(opts.kubeconfig.as_deref()).await?;
     ensure_namespace(&client, &opts.namespace).await?;
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), &opts.namespace);
@@ -164,6 +177,86 @@ async fn main() -> anyhow::Result<()> {
             );
         }
         Command::Etcd { .. } => unreachable!("handled above"),
+    }
+    Ok(())
+}
+
+/// One measured pass of a `--compare` scenario against one server.
+async fn measured_pass(
+    cms: &Api<ConfigMap>,
+    scenario: &str,
+    count: usize,
+    names: &[String],
+    opts: &Options,
+) -> anyhow::Result<(Latencies, cpu::CpuPerOp)> {
+    let before = cpu::CpuSnapshot::take(&opts.cpu_of);
+    let lat = match scenario {
+        "create" => create_many(cms, "cmp", count, opts.concurrency, opts.object_size).await?,
+        "GET consistent" => {
+            get_many(cms, names, count, opts.concurrency, &GetParams::default()).await?
+        }
+        _ => get_many(cms, names, count, opts.concurrency, &GetParams::any()).await?,
+    };
+    let cpu = before.per_op(&cpu::CpuSnapshot::take(&opts.cpu_of), count);
+    Ok((lat, cpu))
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// `--compare`: the same scenarios against two servers, alternately, so
+/// that both see the same machine conditions; the figure compared is the
+/// CPU time per operation of the API server processes (throughput on a
+/// shared machine moves with its neighbours; CPU per operation hardly does).
+async fn compare(opts: &Options, other: &std::path::Path) -> anyhow::Result<()> {
+    let (scenarios, count): (&[&str], usize) = match &opts.command {
+        Command::Creates { count } => (&["create"], *count),
+        Command::Gets { count } => (&["GET consistent", "GET resourceVersion=0"], *count),
+        _ => anyhow::bail!("--compare runs the creates and gets scenarios"),
+    };
+    let a_name = opts
+        .kubeconfig
+        .as_ref()
+        .map_or("$KUBECONFIG".to_string(), |p| p.display().to_string());
+    let b_name = other.display().to_string();
+    let mut sides = Vec::new();
+    for kubeconfig in [opts.kubeconfig.as_deref(), Some(other)] {
+        let client = client(kubeconfig).await?;
+        ensure_namespace(&client, &opts.namespace).await?;
+        let cms: Api<ConfigMap> = Api::namespaced(client, &opts.namespace);
+        let names = existing_or_create(&cms, 100, opts.concurrency, opts.object_size).await?;
+        sides.push((cms, names));
+    }
+    println!("A = {a_name}\nB = {b_name}");
+    for scenario in scenarios {
+        let mut cpu = [Vec::new(), Vec::new()];
+        let mut rate = [Vec::new(), Vec::new()];
+        for round in 1..=opts.rounds.max(1) {
+            for (side, (cms, names)) in sides.iter().enumerate() {
+                let (lat, per_op) = measured_pass(cms, scenario, count, names, opts).await?;
+                let label = ["A", "B"][side];
+                println!(
+                    "{scenario} round {round} {label}: {:.0}/s, CPU per operation: {per_op}",
+                    lat.rate()
+                );
+                cpu[side].push(per_op.servers());
+                rate[side].push(lat.rate());
+            }
+        }
+        let [a, b] = cpu.map(median);
+        let [ra, rb] = rate.map(median);
+        println!(
+            "{scenario} (c={}, {} rounds of {count}): API server CPU per operation, median: A {a:.0} µs, B {b:.0} µs, B/A {:.2}; throughput A {ra:.0}/s, B {rb:.0}/s",
+            opts.concurrency,
+            opts.rounds.max(1),
+            if a > 0.0 { b / a } else { f64::NAN },
+        );
     }
     Ok(())
 }
