@@ -161,7 +161,9 @@ async fn main() -> anyhow::Result<()> {
         Command::List { objects, repeats } => {
             list(&client, &cms, *objects, *repeats, &opts).await?
         }
-        Command::Watch { watchers, writes } => watch_fanout(&cms, *watchers, *writes).await?,
+        Command::Watch { watchers, writes } => {
+            watch_fanout(&cms, *watchers, *writes, &opts.cpu_of).await?
+        }
         Command::Rss { objects, process } => {
             let before = rss_of(process);
             let lat =
@@ -448,7 +450,15 @@ async fn list(
     Ok(())
 }
 
-async fn watch_fanout(cms: &Api<ConfigMap>, watchers: usize, writes: usize) -> anyhow::Result<()> {
+/// Opens `watchers` watches of one object, writes it `writes` times, and
+/// prints delivery latency and the CPU per event delivered (one write's
+/// cost is spread over its `watchers` deliveries).
+async fn watch_fanout(
+    cms: &Api<ConfigMap>,
+    watchers: usize,
+    writes: usize,
+    cpu_of: &str,
+) -> anyhow::Result<()> {
     let name = "watch-fanout";
     let _ = cms.delete(name, &DeleteParams::default()).await;
     let rv = cms
@@ -494,6 +504,7 @@ async fn watch_fanout(cms: &Api<ConfigMap>, watchers: usize, writes: usize) -> a
     // Give every watcher time to connect.
     tokio::time::sleep(Duration::from_secs(2 + (watchers as u64) / 200)).await;
     let mut samples = Vec::new();
+    let cpu_before = cpu::CpuSnapshot::take(cpu_of);
     let started = Instant::now();
     for i in 0..writes {
         let sent = SystemTime::now()
@@ -531,11 +542,15 @@ async fn watch_fanout(cms: &Api<ConfigMap>, watchers: usize, writes: usize) -> a
         }
     }
     let elapsed = started.elapsed();
+    let cpu_after = cpu::CpuSnapshot::take(cpu_of);
+    let delivered = samples.len();
     for t in tasks {
         t.abort();
     }
     let _ = cms.delete(name, &DeleteParams::default()).await;
     Latencies::new(samples, elapsed).print_fanout(watchers, writes);
+    println!("  per event delivered:");
+    cpu_before.print_per_op(&cpu_after, delivered);
     Ok(())
 }
 
