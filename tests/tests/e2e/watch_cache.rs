@@ -214,7 +214,16 @@ async fn informers_sync_a_5000_object_resource() {
             resp.json::<Value>().await.expect("list json")
         }
     };
-    let cached = list("?resourceVersion=0".into()).await;
+    // resourceVersion=0 serves whatever the cache holds, which may trail the
+    // last acknowledged creates by a few events: wait until it has them all.
+    let mut cached = list("?resourceVersion=0".into()).await;
+    for _ in 0..100 {
+        if cached["items"].as_array().map_or(0, Vec::len) >= 5000 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        cached = list("?resourceVersion=0".into()).await;
+    }
     let at = cached["metadata"]["resourceVersion"]
         .as_str()
         .expect("rv")
