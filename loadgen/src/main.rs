@@ -149,7 +149,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Gets { count } => {
             let names = existing_or_create(&cms, 100, opts.concurrency, opts.object_size).await?;
             for (label, params) in [
-                ("GETs (consistent, from etcd)", GetParams::default()),
+                ("GETs (consistent)", GetParams::default()),
                 ("GETs (resourceVersion=0, from memory)", GetParams::any()),
             ] {
                 let before = cpu::CpuSnapshot::take(&opts.cpu_of);

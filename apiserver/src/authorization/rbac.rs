@@ -195,13 +195,82 @@ fn meta_str<'a>(v: &'a Value, key: &str) -> &'a str {
         .unwrap_or("")
 }
 
-/// The RBAC objects, indexed for authorization.
+/// Bindings (all ClusterRoleBindings, or one namespace's RoleBindings)
+/// indexed by subject, so that finding a user's bindings costs the
+/// bindings that name the user, their groups or their service account,
+/// not every binding there is.
+#[derive(Default)]
+struct BindingSet {
+    /// In the order they were given (the order rules are visited in).
+    bindings: Vec<Binding>,
+    /// User subjects: name to positions in `bindings`.
+    users: HashMap<String, Vec<u32>>,
+    /// Group subjects.
+    groups: HashMap<String, Vec<u32>>,
+    /// ServiceAccount subjects, keyed `<namespace>:<name>` (what follows
+    /// `system:serviceaccount:` in the account's user name).
+    service_accounts: HashMap<String, Vec<u32>>,
+}
+
+impl BindingSet {
+    fn push(&mut self, b: Binding) {
+        let at = self.bindings.len() as u32;
+        for s in &b.subjects {
+            let (map, key) = match s.kind.as_str() {
+                "User" => (&mut self.users, s.name.clone()),
+                "Group" => (&mut self.groups, s.name.clone()),
+                "ServiceAccount" => {
+                    let ns = if s.namespace.is_empty() {
+                        &b.namespace
+                    } else {
+                        &s.namespace
+                    };
+                    (&mut self.service_accounts, format!("{ns}:{}", s.name))
+                }
+                _ => continue,
+            };
+            let positions = map.entry(key).or_default();
+            if positions.last() != Some(&at) {
+                positions.push(at);
+            }
+        }
+        self.bindings.push(b);
+    }
+
+    /// The bindings that apply to `user`, in their order.
+    fn applying_to<'a>(&'a self, user: &UserInfo) -> impl Iterator<Item = &'a Binding> + 'a {
+        let mut at: Vec<u32> = Vec::new();
+        if let Some(p) = self.users.get(&user.name) {
+            at.extend_from_slice(p);
+        }
+        for g in &user.groups {
+            if let Some(p) = self.groups.get(g) {
+                at.extend_from_slice(p);
+            }
+        }
+        if let Some(p) = user
+            .name
+            .strip_prefix("system:serviceaccount:")
+            .and_then(|account| self.service_accounts.get(account))
+        {
+            at.extend_from_slice(p);
+        }
+        at.sort_unstable();
+        at.dedup();
+        at.into_iter()
+            .filter_map(move |i| self.bindings.get(i as usize))
+    }
+}
+
+/// The RBAC objects, indexed for authorization: roles by name, bindings by
+/// namespace and subject (a request's cost does not grow with the number
+/// of bindings that do not name its user).
 #[derive(Default)]
 pub struct RbacIndex {
     cluster_roles: HashMap<String, Arc<Vec<PolicyRule>>>,
     roles: HashMap<(String, String), Arc<Vec<PolicyRule>>>,
-    cluster_role_bindings: Vec<Binding>,
-    role_bindings: HashMap<String, Vec<Binding>>,
+    cluster_role_bindings: BindingSet,
+    role_bindings: HashMap<String, BindingSet>,
 }
 
 /// Where the rules a visitor sees come from.
@@ -234,10 +303,9 @@ impl RbacIndex {
                 rules_of(r),
             );
         }
-        idx.cluster_role_bindings = cluster_role_bindings
-            .into_iter()
-            .map(Binding::from_json)
-            .collect();
+        for b in cluster_role_bindings {
+            idx.cluster_role_bindings.push(Binding::from_json(b));
+        }
         for b in role_bindings {
             let b = Binding::from_json(b);
             idx.role_bindings
@@ -296,11 +364,13 @@ impl RbacIndex {
             .then(|| self.role_bindings.get(namespace))
             .flatten()
             .into_iter()
-            .flatten();
-        for b in self.cluster_role_bindings.iter().chain(namespaced) {
-            if !b.applies_to(user) {
-                continue;
-            }
+            .flat_map(|set| set.applying_to(user));
+        for b in self
+            .cluster_role_bindings
+            .applying_to(user)
+            .chain(namespaced)
+        {
+            debug_assert!(b.applies_to(user));
             match self.role_rules(b) {
                 Ok(rules) => {
                     for r in rules {
@@ -730,5 +800,93 @@ mod tests {
             "deployments",
             "scale"
         ));
+    }
+}
+
+#[cfg(test)]
+mod subject_index_tests {
+    use super::*;
+
+    fn user(name: &str, groups: &[&str]) -> UserInfo {
+        UserInfo {
+            name: name.into(),
+            groups: groups.iter().map(|g| g.to_string()).collect(),
+            ..Default::default()
+        }
+    }
+
+    fn get(resource: &str, ns: &str) -> RequestInfo {
+        RequestInfo {
+            is_resource_request: true,
+            verb: "get".into(),
+            resource: resource.into(),
+            namespace: ns.into(),
+            ..Default::default()
+        }
+    }
+
+    /// 10,000 bindings of other subjects around the few that matter: each
+    /// user gets exactly what its own bindings grant, found by subject.
+    #[test]
+    fn bindings_are_found_by_user_group_and_service_account() {
+        let cr: Vec<Value> = ["pods", "secrets", "configmaps", "services"]
+            .iter()
+            .map(|r| {
+                json!({"metadata": {"name": format!("read-{r}")}, "rules": [
+                    {"apiGroups": [""], "resources": [r], "verbs": ["get"]}]})
+            })
+            .collect();
+        let mut crb: Vec<Value> = (0..5_000)
+            .map(|i| {
+                json!({"metadata": {"name": format!("noise-{i}")},
+                "subjects": [{"kind": "User", "name": format!("user-{i}")},
+                             {"kind": "Group", "name": format!("group-{i}")}],
+                "roleRef": {"kind": "ClusterRole", "name": "read-secrets"}})
+            })
+            .collect();
+        crb.push(json!({"metadata": {"name": "alice"},
+            "subjects": [{"kind": "User", "name": "alice"}, {"kind": "User", "name": "alice"}],
+            "roleRef": {"kind": "ClusterRole", "name": "read-pods"}}));
+        crb.push(json!({"metadata": {"name": "ops"},
+            "subjects": [{"kind": "Group", "name": "ops"}],
+            "roleRef": {"kind": "ClusterRole", "name": "read-services"}}));
+        let mut rb: Vec<Value> = (0..5_000)
+            .map(|i| {
+                json!({"metadata": {"name": format!("noise-{i}"), "namespace": "team"},
+                "subjects": [{"kind": "ServiceAccount", "name": format!("sa-{i}")}],
+                "roleRef": {"kind": "ClusterRole", "name": "read-secrets"}})
+            })
+            .collect();
+        // A service account subject without a namespace is the binding's.
+        rb.push(json!({"metadata": {"name": "builder", "namespace": "team"},
+            "subjects": [{"kind": "ServiceAccount", "name": "builder"}],
+            "roleRef": {"kind": "ClusterRole", "name": "read-configmaps"}}));
+        let idx = RbacIndex::build(&cr, &[], &crb, &rb);
+
+        let alice = user("alice", &["system:authenticated"]);
+        assert_eq!(idx.decide(&alice, &get("pods", "team")), Decision::Allow);
+        assert_ne!(idx.decide(&alice, &get("secrets", "team")), Decision::Allow);
+        let (rules, errors) = idx.rules_for(&alice, "team");
+        assert_eq!((rules.len(), errors.len()), (1, 0), "listed once");
+
+        let op = user("bob", &["ops"]);
+        assert_eq!(idx.decide(&op, &get("services", "")), Decision::Allow);
+        assert_ne!(idx.decide(&op, &get("pods", "")), Decision::Allow);
+
+        let sa = user("system:serviceaccount:team:builder", &[]);
+        assert_eq!(idx.decide(&sa, &get("configmaps", "team")), Decision::Allow);
+        assert_ne!(
+            idx.decide(&sa, &get("configmaps", "other")),
+            Decision::Allow
+        );
+        let elsewhere = user("system:serviceaccount:other:builder", &[]);
+        assert_ne!(
+            idx.decide(&elsewhere, &get("configmaps", "team")),
+            Decision::Allow
+        );
+
+        let noisy = user("user-42", &["group-7"]);
+        let (rules, _) = idx.rules_for(&noisy, "team");
+        assert_eq!(rules.len(), 2, "user-42's and group-7's bindings only");
     }
 }

@@ -279,10 +279,13 @@ impl Store {
             .unwrap_or(f)
     }
 
-    /// Serves a GET from the cache when upstream would: a GET that names a
-    /// `resourceVersion` (`0`: any state; `N`: not older than `N`) is
-    /// answered from memory, a GET without one reads etcd. `Ok(None)` means
-    /// read etcd (no cache, still loading, over budget, or not caught up).
+    /// Serves a GET from the cache: a GET that names a `resourceVersion`
+    /// (`0`: any state; `N`: not older than `N`) as upstream's cacher
+    /// does; a consistent GET (none) once etcd's current mod revision of
+    /// the key, read without its value, shows the cached copy current
+    /// ([`WatchCache::get_consistent`]: the answer is the one an etcd read
+    /// would give). `Ok(None)` means read etcd (no cache, still loading,
+    /// over budget, or not caught up).
     pub async fn get_from_cache(
         &self,
         namespace: &str,
@@ -292,8 +295,15 @@ impl Store {
         let Some(cache) = self.cache() else {
             return Ok(None);
         };
+        let key = self.key(namespace, name);
         let fresh = match resource_version {
-            "" => return Ok(None),
+            "" => {
+                return match cache.get_consistent(&key, FRESHNESS_WAIT).await {
+                    Some(Some(obj)) => Ok(Some(self.served(obj)?)),
+                    Some(None) => Err(self.not_found(name)),
+                    None => Ok(None),
+                }
+            }
             "0" => cache.is_ready(),
             n => match n.parse::<i64>() {
                 Ok(n) if n > 0 => cache.wait_for_revision(n, Duration::from_secs(3)).await,
@@ -307,7 +317,7 @@ impl Store {
         if !fresh {
             return Ok(None);
         }
-        match cache.get(&self.key(namespace, name)) {
+        match cache.get(&key) {
             Some(Some(obj)) => Ok(Some(self.served(obj)?)),
             Some(None) => Err(self.not_found(name)),
             None => Ok(None),

@@ -3,6 +3,8 @@
 pub mod admit;
 pub mod cache_serving;
 pub mod catalog;
+#[cfg(test)]
+mod consistent_read_tests;
 pub mod conversion;
 pub mod delete;
 pub mod etcd_mirror;

@@ -29,10 +29,10 @@ use super::{
 /// connection); safe to use from many tasks at once.
 #[derive(Clone)]
 pub struct EtcdStorage {
-    inner: Arc<Inner>,
+    pub(super) inner: Arc<Inner>,
 }
 
-struct Inner {
+pub(super) struct Inner {
     endpoints: Vec<String>,
     opts: EtcdOptions,
     /// The current client and its generation; replaced after a timeout.
@@ -43,6 +43,9 @@ struct Inner {
     known_compacted: AtomicI64,
     /// Which group and resource each key prefix holds, for the metrics.
     resources: super::metrics::ResourceNames,
+    /// The queue of [`EtcdStorage::mod_revision_of`], whose reads are
+    /// batched into one transaction (started on first use).
+    pub(super) revision_reads: super::freshness::RevisionReads,
 }
 
 impl std::fmt::Debug for EtcdStorage {
@@ -159,6 +162,7 @@ impl EtcdStorage {
                 next_generation: AtomicU64::new(1),
                 known_compacted: AtomicI64::new(0),
                 resources: Default::default(),
+                revision_reads: Default::default(),
             }),
         })
     }

@@ -326,6 +326,44 @@ impl WatchCache {
         }
     }
 
+    /// The object at `key` for a consistent GET, from memory: etcd is asked
+    /// only for the key's current mod revision (batched, without the
+    /// value; [`EtcdStorage::mod_revision_of`]), and the cached copy is
+    /// served once it is that revision or newer, or the key is absent in
+    /// both; a cache that trails is waited for up to `wait`. `None`: read
+    /// etcd (not ready, still trailing, or etcd unreachable). A state newer
+    /// than etcd's answer was committed after the request arrived, so it
+    /// is as linearizable as the state etcd reported.
+    pub async fn get_consistent(
+        &self,
+        key: &str,
+        wait: Duration,
+    ) -> Option<Option<Arc<CachedObject>>> {
+        let (at_start, _) = self.state.get(key)?;
+        let current = self.storage.mod_revision_of(key).await.ok()?;
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            let (cached, _) = self.state.get(key)?;
+            let served = match (&cached, current) {
+                (Some(obj), Some(rev)) => obj.revision >= rev,
+                (None, None) => true,
+                // Deleted in etcd: the cache must show the delete, or a
+                // later re-creation (newer than what it held at the start).
+                (Some(obj), None) => at_start
+                    .as_ref()
+                    .is_some_and(|old| obj.revision > old.revision),
+                (None, Some(_)) => false,
+            };
+            if served {
+                return Some(cached);
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+
     /// Waits until the cache has applied `revision` (for NotOlderThan reads).
     pub async fn wait_for_revision(&self, revision: i64, wait: Duration) -> bool {
         let deadline = tokio::time::Instant::now() + wait;
