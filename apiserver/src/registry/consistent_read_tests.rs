@@ -144,6 +144,33 @@ async fn mod_revisions_are_read_in_batches_and_report_absence() {
         let want = revisions.get(i).copied();
         assert_eq!(r.expect("read"), want, "key k{i}");
     }
+    // Prefix proofs queued with key reads: identical ones share one range.
+    let last = *revisions.last().expect("revisions");
+    let mixed = (0..60).map(|i| {
+        let storage = storage.clone();
+        async move {
+            match i % 3 {
+                0 => storage.changes_since("/registry/things", 0).await,
+                1 => storage.changes_since("/registry/things/", last).await,
+                _ => storage
+                    .mod_revision_of("/registry/things/k0")
+                    .await
+                    .map(|r| (r.unwrap_or(-1), -1)),
+            }
+        }
+    });
+    for (i, got) in futures_util::future::join_all(mixed)
+        .await
+        .into_iter()
+        .enumerate()
+    {
+        let want = match i % 3 {
+            0 => (150, 150),
+            1 => (0, 150),
+            _ => (revisions[0], -1),
+        };
+        assert_eq!(got.expect("proof"), want, "proof {i}");
+    }
     drop(etcd);
     // etcd gone: an error, not a hang.
     let down = tokio::time::timeout(

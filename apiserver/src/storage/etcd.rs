@@ -43,9 +43,9 @@ pub(super) struct Inner {
     known_compacted: AtomicI64,
     /// Which group and resource each key prefix holds, for the metrics.
     resources: super::metrics::ResourceNames,
-    /// The queue of [`EtcdStorage::mod_revision_of`], whose reads are
-    /// batched into one transaction (started on first use).
-    pub(super) revision_reads: super::freshness::RevisionReads,
+    /// The queue of freshness proofs ([`EtcdStorage::changes_since`],
+    /// [`EtcdStorage::mod_revision_of`]), batched into transactions.
+    pub(super) freshness_proofs: super::freshness::FreshnessProofs,
 }
 
 impl std::fmt::Debug for EtcdStorage {
@@ -162,7 +162,7 @@ impl EtcdStorage {
                 next_generation: AtomicU64::new(1),
                 known_compacted: AtomicI64::new(0),
                 resources: Default::default(),
-                revision_reads: Default::default(),
+                freshness_proofs: Default::default(),
             }),
         })
     }
