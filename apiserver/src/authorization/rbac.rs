@@ -605,7 +605,7 @@ pub fn review_rules(rules: &[PolicyRule]) -> (Vec<Value>, Vec<Value>) {
 mod tests {
     use super::*;
 
-    fn user(name: &str, groups: &[&str]) -> UserInfo {
+    pub(super) fn user(name: &str, groups: &[&str]) -> UserInfo {
         UserInfo {
             name: name.into(),
             groups: groups.iter().map(|g| g.to_string()).collect(),
@@ -805,15 +805,8 @@ mod tests {
 
 #[cfg(test)]
 mod subject_index_tests {
+    use super::tests::user;
     use super::*;
-
-    fn user(name: &str, groups: &[&str]) -> UserInfo {
-        UserInfo {
-            name: name.into(),
-            groups: groups.iter().map(|g| g.to_string()).collect(),
-            ..Default::default()
-        }
-    }
 
     fn get(resource: &str, ns: &str) -> RequestInfo {
         RequestInfo {
