@@ -20,6 +20,7 @@ use deploy::Tier;
 use serde_json::{json, Value};
 
 use crate::harness::{eventually, Auth, TestCluster};
+use crate::resilient_client::{create_retrying, watch_resuming, Resumed, Retry};
 
 const CM_PATH: &str = "/api/v1/namespaces/default/configmaps";
 const WIDGET_PATH: &str = "/apis/crash.example.com/v1/namespaces/default/widgets";
@@ -66,48 +67,6 @@ struct Record {
     resumes: AtomicUsize,
 }
 
-/// Creates `name`, retrying as a client does on transport errors, 5xx and
-/// 429 for up to a minute; a retry that finds the object already there
-/// counts as success (its content is checked at the end).
-async fn create(
-    http: &reqwest::Client,
-    url: &str,
-    body: &Value,
-    rec: &Record,
-) -> Result<(), String> {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let mut last = String::new();
-    let mut attempt = 0;
-    while Instant::now() < deadline {
-        if attempt > 0 {
-            rec.retries.fetch_add(1, Ordering::SeqCst);
-            tokio::time::sleep(Duration::from_millis(250)).await;
-        }
-        attempt += 1;
-        match http.post(url).json(body).send().await {
-            Ok(r) if r.status().as_u16() == 201 => return Ok(()),
-            Ok(r) if r.status().as_u16() == 409 && attempt > 1 => return Ok(()),
-            Ok(r) if r.status().is_server_error() || r.status().as_u16() == 429 => {
-                last = format!("{} {}", r.status(), r.text().await.unwrap_or_default())
-            }
-            // The extensions tier restarting: its group is briefly unknown
-            // to the aggregator's discovery of it.
-            Ok(r) if r.status().as_u16() == 404 && url.contains("/apis/crash.") => {
-                last = format!("{} {}", r.status(), r.text().await.unwrap_or_default())
-            }
-            Ok(r) => {
-                return Err(format!(
-                    "{} {}",
-                    r.status(),
-                    r.text().await.unwrap_or_default()
-                ))
-            }
-            Err(e) => last = e.to_string(),
-        }
-    }
-    Err(last)
-}
-
 fn spawn_writer(
     http: reqwest::Client,
     base: String,
@@ -117,11 +76,27 @@ fn spawn_writer(
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let url = format!("{base}{}", kind.path);
+        // Up to a minute; the extensions tier restarting makes its group
+        // briefly unknown to the aggregator's discovery of it.
+        let retry = Retry {
+            attempts: usize::MAX,
+            within: Duration::from_secs(60),
+            pause: Duration::from_millis(250),
+            not_found: url.contains("/apis/crash."),
+        };
         let mut i = 0;
         while !stop.load(Ordering::SeqCst) {
             let name = format!("{}-{i}", kind.prefix);
-            match create(&http, &url, &kind.body(&name), &rec).await {
-                Ok(()) => rec.acked.lock().unwrap().push(name),
+            match create_retrying(
+                &http,
+                &[url.clone()],
+                &kind.body(&name),
+                &retry,
+                &rec.retries,
+            )
+            .await
+            {
+                Ok(_) => rec.acked.lock().unwrap().push(name),
                 Err(e) => rec.failed.lock().unwrap().push(format!("{name}: {e}")),
             }
             i += 1;
@@ -136,68 +111,40 @@ fn spawn_watcher(
     http: reqwest::Client,
     base: String,
     kind: Kind,
-    mut rv: String,
+    rv: String,
     rec: Arc<Record>,
     stop: Arc<AtomicBool>,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let url = format!("{base}{}", kind.path);
         let mut first = true;
-        while !stop.load(Ordering::SeqCst) {
-            if !first {
-                rec.resumes.fetch_add(1, Ordering::SeqCst);
-            }
-            first = false;
-            let resp = http
-                .get(format!(
-                    "{url}?watch=1&allowWatchBookmarks=true&resourceVersion={rv}"
-                ))
-                .timeout(Duration::from_secs(3600))
-                .send()
-                .await;
-            let mut resp = match resp {
-                Ok(r) if r.status().is_success() => r,
-                Ok(r) => {
-                    if r.status().as_u16() == 410 {
-                        rec.relists.lock().unwrap().push(format!("410 at {rv}"));
+        watch_resuming(
+            &http,
+            &[url],
+            rv,
+            Duration::from_secs(3600),
+            Duration::from_millis(250),
+            &stop,
+            |r, rv| match r {
+                Resumed::Opening => {
+                    if !first {
+                        rec.resumes.fetch_add(1, Ordering::SeqCst);
                     }
-                    tokio::time::sleep(Duration::from_millis(250)).await;
-                    continue;
+                    first = false;
                 }
-                Err(_) => {
-                    tokio::time::sleep(Duration::from_millis(250)).await;
-                    continue;
-                }
-            };
-            let mut buf = Vec::new();
-            loop {
-                let chunk = tokio::select! {
-                    c = resp.chunk() => c,
-                    _ = tokio::time::sleep(Duration::from_millis(500)) => {
-                        if stop.load(Ordering::SeqCst) { break; }
-                        continue;
-                    }
-                };
-                let Ok(Some(chunk)) = chunk else { break };
-                buf.extend_from_slice(&chunk);
-                while let Some(end) = buf.iter().position(|b| *b == b'\n') {
-                    let line: Vec<u8> = buf.drain(..=end).collect();
-                    let Ok(ev) = serde_json::from_slice::<Value>(&line) else {
-                        continue;
-                    };
-                    if ev["type"] == "ERROR" {
-                        rec.relists
-                            .lock()
-                            .unwrap()
-                            .push(format!("ERROR event at {rv}: {}", ev["object"]));
-                        continue;
-                    }
+                Resumed::Refused(410) => rec.relists.lock().unwrap().push(format!("410 at {rv}")),
+                Resumed::Refused(_) => {}
+                Resumed::Error(ev) => rec
+                    .relists
+                    .lock()
+                    .unwrap()
+                    .push(format!("ERROR event at {rv}: {}", ev["object"])),
+                Resumed::Event(ev) => {
                     let Some(v) = ev["object"]["metadata"]["resourceVersion"].as_str() else {
-                        continue;
+                        return;
                     };
-                    rv = v.to_string();
                     if ev["type"] == "BOOKMARK" {
-                        continue;
+                        return;
                     }
                     let n: u64 = v.parse().unwrap_or_default();
                     rec.order.lock().unwrap().push(n);
@@ -209,8 +156,9 @@ fn spawn_watcher(
                         }
                     }
                 }
-            }
-        }
+            },
+        )
+        .await;
     })
 }
 

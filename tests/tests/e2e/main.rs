@@ -39,6 +39,7 @@ mod pod_security;
 mod protobuf;
 mod rbac;
 mod resilience;
+mod resilient_client;
 mod rest;
 mod review_server;
 mod rolling_restart;

@@ -13,37 +13,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::harness::{Auth, TestCluster};
-
-/// Creates `name`, retrying (as clients do) on 5xx and connection errors; a
-/// retry that finds the object already created counts as success.
-async fn create_with_retry(http: &reqwest::Client, url: &str, name: &str) -> Result<usize, String> {
-    let body = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"n": name}});
-    let mut last = String::new();
-    for attempt in 0..3 {
-        if attempt > 0 {
-            tokio::time::sleep(Duration::from_millis(300)).await;
-        }
-        match http.post(url).json(&body).send().await {
-            Ok(r) if r.status().as_u16() == 201 => return Ok(attempt),
-            Ok(r) if r.status().as_u16() == 409 && attempt > 0 => return Ok(attempt),
-            Ok(r) if r.status().is_server_error() || r.status().as_u16() == 429 => {
-                last = format!("{} {}", r.status(), r.text().await.unwrap_or_default())
-            }
-            Ok(r) => {
-                return Err(format!(
-                    "{} {}",
-                    r.status(),
-                    r.text().await.unwrap_or_default()
-                ))
-            }
-            Err(e) => last = e.to_string(),
-        }
-    }
-    Err(last)
-}
+use crate::resilient_client::{configmap, create_retrying, watch_resuming, Resumed, Retry};
 
 async fn wait_ready(http: &reqwest::Client, base: &str) {
     for _ in 0..300 {
@@ -120,66 +93,27 @@ async fn rolling_restart_of_kube_core_fails_no_request_and_relists_no_watch() {
             stop.clone(),
         );
         tokio::spawn(async move {
-            let mut rv = start_rv;
-            let mut streams = 0;
-            while !stop.load(Ordering::SeqCst) {
-                let resp = http
-                    .get(format!(
-                        "{url}?watch=1&allowWatchBookmarks=true&resourceVersion={rv}"
-                    ))
-                    .timeout(Duration::from_secs(300))
-                    .send()
-                    .await;
-                let mut resp = match resp {
-                    Ok(r) if r.status().is_success() => r,
-                    Ok(r) => {
-                        let status = r.status();
-                        if status.as_u16() == 410 {
-                            relists.lock().unwrap().push(format!("410 at {rv}"));
-                        }
-                        tokio::time::sleep(Duration::from_millis(200)).await;
-                        continue;
+            watch_resuming(
+                &http,
+                &[url],
+                start_rv,
+                Duration::from_secs(300),
+                Duration::from_millis(200),
+                &stop,
+                |r, rv| match r {
+                    Resumed::Refused(410) => relists.lock().unwrap().push(format!("410 at {rv}")),
+                    Resumed::Error(ev) if ev["object"]["code"] == 410 => {
+                        relists.lock().unwrap().push(format!("410 event at {rv}"))
                     }
-                    Err(_) => {
-                        tokio::time::sleep(Duration::from_millis(200)).await;
-                        continue;
-                    }
-                };
-                streams += 1;
-                let mut buf = Vec::new();
-                loop {
-                    let chunk = tokio::select! {
-                        c = resp.chunk() => c,
-                        _ = tokio::time::sleep(Duration::from_millis(500)) => {
-                            if stop.load(Ordering::SeqCst) { break; }
-                            continue;
-                        }
-                    };
-                    let Ok(Some(chunk)) = chunk else { break };
-                    buf.extend_from_slice(&chunk);
-                    while let Some(end) = buf.iter().position(|b| *b == b'\n') {
-                        let line: Vec<u8> = buf.drain(..=end).collect();
-                        let Ok(ev) = serde_json::from_slice::<Value>(&line) else {
-                            continue;
-                        };
-                        if ev["type"] == "ERROR" {
-                            if ev["object"]["code"] == 410 {
-                                relists.lock().unwrap().push(format!("410 event at {rv}"));
-                            }
-                            continue;
-                        }
-                        if let Some(v) = ev["object"]["metadata"]["resourceVersion"].as_str() {
-                            rv = v.to_string();
-                        }
-                        if ev["type"] == "ADDED" {
-                            if let Some(n) = ev["object"]["metadata"]["name"].as_str() {
-                                seen.lock().unwrap().push(n.to_string());
-                            }
+                    Resumed::Event(ev) if ev["type"] == "ADDED" => {
+                        if let Some(n) = ev["object"]["metadata"]["name"].as_str() {
+                            seen.lock().unwrap().push(n.to_string());
                         }
                     }
-                }
-            }
-            streams
+                    _ => {}
+                },
+            )
+            .await
         })
     };
 
@@ -200,11 +134,16 @@ async fn rolling_restart_of_kube_core_fails_no_request_and_relists_no_watch() {
             let mut i = 0;
             while !stop.load(Ordering::SeqCst) {
                 let name = format!("roll-{i}");
-                match create_with_retry(&http, &url, &name).await {
-                    Ok(n) => {
-                        retries.fetch_add(n, Ordering::SeqCst);
-                        acked.lock().unwrap().push(name)
-                    }
+                let retry = Retry {
+                    attempts: 3,
+                    within: Duration::from_secs(3600),
+                    pause: Duration::from_millis(300),
+                    not_found: false,
+                };
+                match create_retrying(&http, &[url.clone()], &configmap(&name), &retry, &retries)
+                    .await
+                {
+                    Ok(_) => acked.lock().unwrap().push(name),
                     Err(e) => failed.lock().unwrap().push(format!("{name}: {e}")),
                 }
                 i += 1;

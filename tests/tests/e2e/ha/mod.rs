@@ -17,6 +17,8 @@ use deploy::ha::{HaCluster, HaConfig, HaPorts, Member};
 use deploy::Tier;
 use serde_json::{json, Value};
 
+use crate::resilient_client::{configmap, create_retrying, watch_resuming, Resumed, Retry};
+
 fn admin_client(c: &HaCluster) -> reqwest::Client {
     let pki = c.pki();
     let ca = std::fs::read(&pki.ca_cert).expect("ca");
@@ -30,79 +32,6 @@ fn admin_client(c: &HaCluster) -> reqwest::Client {
         .timeout(Duration::from_secs(30))
         .build()
         .expect("client")
-}
-
-/// Creates `name`, retrying (as clients do) on 5xx, 429 and transport
-/// errors; a retry finding the object created counts as success.
-async fn create(
-    http: &reqwest::Client,
-    url: &str,
-    name: &str,
-    retries: &AtomicUsize,
-) -> Result<(), String> {
-    let body = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"n": name}});
-    let mut last = String::new();
-    for attempt in 0..8 {
-        if attempt > 0 {
-            retries.fetch_add(1, Ordering::SeqCst);
-            tokio::time::sleep(Duration::from_millis(500)).await;
-        }
-        match http.post(url).json(&body).send().await {
-            Ok(r) if r.status().as_u16() == 201 => return Ok(()),
-            Ok(r) if r.status().as_u16() == 409 && attempt > 0 => return Ok(()),
-            Ok(r) if r.status().is_server_error() || r.status().as_u16() == 429 => {
-                last = format!("{} {}", r.status(), r.text().await.unwrap_or_default())
-            }
-            Ok(r) => {
-                return Err(format!(
-                    "{} {}",
-                    r.status(),
-                    r.text().await.unwrap_or_default()
-                ))
-            }
-            Err(e) => last = e.to_string(),
-        }
-    }
-    Err(last)
-}
-
-/// Creates `name` through the first of `fronts` that answers, trying the
-/// next on a transport error or 5xx (a client behind a load balancer over
-/// both aggregators).
-async fn create_via(
-    http: &reqwest::Client,
-    fronts: &[String],
-    name: &str,
-    retries: &AtomicUsize,
-) -> Result<(), String> {
-    let body = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"n": name}});
-    let mut last = String::new();
-    for attempt in 0..8 {
-        if attempt > 0 {
-            retries.fetch_add(1, Ordering::SeqCst);
-            tokio::time::sleep(Duration::from_millis(300)).await;
-        }
-        let url = format!(
-            "{}/api/v1/namespaces/default/configmaps",
-            fronts[attempt % fronts.len()]
-        );
-        match http.post(&url).json(&body).send().await {
-            Ok(r) if r.status().as_u16() == 201 => return Ok(()),
-            Ok(r) if r.status().as_u16() == 409 && attempt > 0 => return Ok(()),
-            Ok(r) if r.status().is_server_error() || r.status().as_u16() == 429 => {
-                last = format!("{} {}", r.status(), r.text().await.unwrap_or_default())
-            }
-            Ok(r) => {
-                return Err(format!(
-                    "{} {}",
-                    r.status(),
-                    r.text().await.unwrap_or_default()
-                ))
-            }
-            Err(e) => last = e.to_string(),
-        }
-    }
-    Err(last)
 }
 
 /// `leader_election_master_status` of the `lease` election at `base`.
@@ -125,6 +54,24 @@ async fn leads_election(http: &reqwest::Client, base: &str, lease: &str) -> bool
 /// Whether the kube-core at `base` leads its controllers.
 async fn leads(http: &reqwest::Client, base: &str) -> bool {
     leads_election(http, base, "kube-core-controllers").await
+}
+
+/// What the HA tests' watchers keep: the names of ADDED objects, and
+/// every refusal with 410 and every ERROR event as a relist.
+fn record_added(r: Resumed<'_>, rv: &str, seen: &Mutex<Vec<String>>, relists: &Mutex<Vec<String>>) {
+    match r {
+        Resumed::Refused(410) => relists.lock().unwrap().push(format!("410 at {rv}")),
+        Resumed::Error(ev) => relists
+            .lock()
+            .unwrap()
+            .push(format!("ERROR event at {rv}: {}", ev["object"])),
+        Resumed::Event(ev) if ev["type"] == "ADDED" => {
+            if let Some(n) = ev["object"]["metadata"]["name"].as_str() {
+                seen.lock().unwrap().push(n.to_string());
+            }
+        }
+        _ => {}
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -175,63 +122,16 @@ async fn killing_one_of_each_loses_no_write_and_no_event() {
             stop.clone(),
         );
         tokio::spawn(async move {
-            let mut rv = start_rv;
-            while !stop.load(Ordering::SeqCst) {
-                let resp = http
-                    .get(format!(
-                        "{url}?watch=1&allowWatchBookmarks=true&resourceVersion={rv}"
-                    ))
-                    .timeout(Duration::from_secs(600))
-                    .send()
-                    .await;
-                let mut resp = match resp {
-                    Ok(r) if r.status().is_success() => r,
-                    Ok(r) => {
-                        if r.status().as_u16() == 410 {
-                            relists.lock().unwrap().push(format!("410 at {rv}"));
-                        }
-                        tokio::time::sleep(Duration::from_millis(300)).await;
-                        continue;
-                    }
-                    Err(_) => {
-                        tokio::time::sleep(Duration::from_millis(300)).await;
-                        continue;
-                    }
-                };
-                let mut buf = Vec::new();
-                loop {
-                    let chunk = tokio::select! {
-                        c = resp.chunk() => c,
-                        _ = tokio::time::sleep(Duration::from_millis(500)) => {
-                            if stop.load(Ordering::SeqCst) { break; }
-                            continue;
-                        }
-                    };
-                    let Ok(Some(chunk)) = chunk else { break };
-                    buf.extend_from_slice(&chunk);
-                    while let Some(end) = buf.iter().position(|b| *b == b'\n') {
-                        let line: Vec<u8> = buf.drain(..=end).collect();
-                        let Ok(ev) = serde_json::from_slice::<Value>(&line) else {
-                            continue;
-                        };
-                        if ev["type"] == "ERROR" {
-                            relists
-                                .lock()
-                                .unwrap()
-                                .push(format!("ERROR event at {rv}: {}", ev["object"]));
-                            continue;
-                        }
-                        if let Some(v) = ev["object"]["metadata"]["resourceVersion"].as_str() {
-                            rv = v.to_string();
-                        }
-                        if ev["type"] == "ADDED" {
-                            if let Some(n) = ev["object"]["metadata"]["name"].as_str() {
-                                seen.lock().unwrap().push(n.to_string());
-                            }
-                        }
-                    }
-                }
-            }
+            watch_resuming(
+                &http,
+                &[url],
+                start_rv,
+                Duration::from_secs(600),
+                Duration::from_millis(300),
+                &stop,
+                |r, rv| record_added(r, rv, &seen, &relists),
+            )
+            .await;
         })
     };
     let acked: Arc<Mutex<Vec<String>>> = Arc::default();
@@ -250,8 +150,16 @@ async fn killing_one_of_each_loses_no_write_and_no_event() {
             let mut i = 0;
             while !stop.load(Ordering::SeqCst) {
                 let name = format!("ha-{i}");
-                match create(&http, &url, &name, &retries).await {
-                    Ok(()) => acked.lock().unwrap().push(name),
+                let retry = Retry {
+                    attempts: 8,
+                    within: Duration::from_secs(3600),
+                    pause: Duration::from_millis(500),
+                    not_found: false,
+                };
+                match create_retrying(&http, &[url.clone()], &configmap(&name), &retry, &retries)
+                    .await
+                {
+                    Ok(_) => acked.lock().unwrap().push(name),
                     Err(e) => failed.lock().unwrap().push(format!("{name}: {e}")),
                 }
                 i += 1;

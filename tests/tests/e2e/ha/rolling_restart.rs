@@ -46,64 +46,20 @@ async fn rolling_restart_of_every_tier_fails_no_request() {
             stop.clone(),
         );
         tokio::spawn(async move {
-            let mut rv = start_rv;
-            let mut n = 0usize;
-            while !stop.load(Ordering::SeqCst) {
-                let front = &fronts[n % fronts.len()];
-                n += 1;
-                let resp = http
-                    .get(format!("{front}/api/v1/namespaces/default/configmaps?watch=1&allowWatchBookmarks=true&resourceVersion={rv}"))
-                    .timeout(Duration::from_secs(600))
-                    .send()
-                    .await;
-                let mut resp = match resp {
-                    Ok(r) if r.status().is_success() => r,
-                    Ok(r) => {
-                        if r.status().as_u16() == 410 {
-                            relists.lock().unwrap().push(format!("410 at {rv}"));
-                        }
-                        tokio::time::sleep(Duration::from_millis(200)).await;
-                        continue;
-                    }
-                    Err(_) => {
-                        tokio::time::sleep(Duration::from_millis(200)).await;
-                        continue;
-                    }
-                };
-                let mut buf = Vec::new();
-                loop {
-                    let chunk = tokio::select! {
-                        c = resp.chunk() => c,
-                        _ = tokio::time::sleep(Duration::from_millis(500)) => {
-                            if stop.load(Ordering::SeqCst) { break; }
-                            continue;
-                        }
-                    };
-                    let Ok(Some(chunk)) = chunk else { break };
-                    buf.extend_from_slice(&chunk);
-                    while let Some(end) = buf.iter().position(|b| *b == b'\n') {
-                        let line: Vec<u8> = buf.drain(..=end).collect();
-                        let Ok(ev) = serde_json::from_slice::<Value>(&line) else {
-                            continue;
-                        };
-                        if ev["type"] == "ERROR" {
-                            relists
-                                .lock()
-                                .unwrap()
-                                .push(format!("ERROR event at {rv}: {}", ev["object"]));
-                            continue;
-                        }
-                        if let Some(v) = ev["object"]["metadata"]["resourceVersion"].as_str() {
-                            rv = v.to_string();
-                        }
-                        if ev["type"] == "ADDED" {
-                            if let Some(n) = ev["object"]["metadata"]["name"].as_str() {
-                                seen.lock().unwrap().push(n.to_string());
-                            }
-                        }
-                    }
-                }
-            }
+            let urls: Vec<String> = fronts
+                .iter()
+                .map(|f| format!("{f}/api/v1/namespaces/default/configmaps"))
+                .collect();
+            watch_resuming(
+                &http,
+                &urls,
+                start_rv,
+                Duration::from_secs(600),
+                Duration::from_millis(200),
+                &stop,
+                |r, rv| record_added(r, rv, &seen, &relists),
+            )
+            .await;
         })
     };
     let acked: Arc<Mutex<Vec<String>>> = Arc::default();
@@ -119,11 +75,23 @@ async fn rolling_restart_of_every_tier_fails_no_request() {
             retries.clone(),
         );
         tokio::spawn(async move {
+            // As behind a load balancer over both aggregators: each
+            // attempt goes to the next one.
+            let urls: Vec<String> = fronts
+                .iter()
+                .map(|f| format!("{f}/api/v1/namespaces/default/configmaps"))
+                .collect();
+            let retry = Retry {
+                attempts: 8,
+                within: Duration::from_secs(3600),
+                pause: Duration::from_millis(300),
+                not_found: false,
+            };
             let mut i = 0;
             while !stop.load(Ordering::SeqCst) {
                 let name = format!("roll-{i}");
-                match create_via(&http, &fronts, &name, &retries).await {
-                    Ok(()) => acked.lock().unwrap().push(name),
+                match create_retrying(&http, &urls, &configmap(&name), &retry, &retries).await {
+                    Ok(_) => acked.lock().unwrap().push(name),
                     Err(e) => failed.lock().unwrap().push(format!("{name}: {e}")),
                 }
                 i += 1;
