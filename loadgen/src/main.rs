@@ -472,15 +472,32 @@ async fn watch_fanout(
     let params = WatchParams::default()
         .fields(&format!("metadata.name={name}"))
         .timeout(290);
+    // Watches are opened at most `OPENING` at a time (thousands of TLS
+    // handshakes at once overflow the listen backlog, and a SYN retried
+    // seconds later would be timed as delivery latency), and the writes
+    // start once every watch has its response headers or has failed.
+    const OPENING: usize = 128;
+    let opening = Arc::new(tokio::sync::Semaphore::new(OPENING));
+    let (opened_tx, mut opened_rx) = tokio::sync::mpsc::unbounded_channel::<Result<(), String>>();
+    let open_started = Instant::now();
     for _ in 0..watchers {
         let cms = cms.clone();
         let tx = tx.clone();
+        let opened_tx = opened_tx.clone();
         let params = params.clone();
         let rv = rv.clone();
+        let opening = opening.clone();
         tasks.push(tokio::spawn(async move {
-            let Ok(stream) = cms.watch(&params, &rv).await else {
-                return;
+            let permit = opening.acquire_owned().await;
+            let stream = match cms.watch(&params, &rv).await {
+                Ok(stream) => stream,
+                Err(e) => {
+                    let _ = opened_tx.send(Err(format!("{e:?}")));
+                    return;
+                }
             };
+            drop(permit);
+            let _ = opened_tx.send(Ok(()));
             tokio::pin!(stream);
             while let Some(Ok(ev)) = stream.next().await {
                 if let WatchEvent::Added(o) | WatchEvent::Modified(o) = ev {
@@ -501,8 +518,30 @@ async fn watch_fanout(
         }));
     }
     drop(tx);
-    // Give every watcher time to connect.
-    tokio::time::sleep(Duration::from_secs(2 + (watchers as u64) / 200)).await;
+    drop(opened_tx);
+    let (mut open, mut failed, mut first_error) = (0usize, 0usize, None);
+    while open + failed < watchers {
+        // Each watcher reports once and keeps its sender while it runs.
+        let Some(result) = opened_rx.recv().await else {
+            break;
+        };
+        match result {
+            Ok(()) => open += 1,
+            Err(e) => {
+                failed += 1;
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    println!(
+        "{open} of {watchers} watches open in {:.1} s{}",
+        open_started.elapsed().as_secs_f64(),
+        match &first_error {
+            Some(e) => format!(" ({failed} failed; first error: {e})"),
+            None => String::new(),
+        }
+    );
+    let watchers = open;
     let mut samples = Vec::new();
     let cpu_before = cpu::CpuSnapshot::take(cpu_of);
     let started = Instant::now();

@@ -49,19 +49,25 @@ impl NamespaceLifecycle {
         let _ = self.mirror.set(namespaces);
     }
 
-    /// The namespace as the watch cache holds it; `None` when the cache
-    /// cannot say (not ready, or the namespace is not in it).
-    async fn cached_namespace(&self, name: &str) -> Option<Value> {
+    /// Whether the namespace is being deleted, as the watch cache holds it;
+    /// `None` when the cache cannot say (not ready, or the namespace is not
+    /// in it). Only `metadata.deletionTimestamp` is read from the cached
+    /// bytes: this runs on every namespaced write.
+    async fn cached_namespace(&self, name: &str) -> Option<Terminating> {
         if let Some(mirror) = self.mirror.get() {
-            return mirror.cached(name);
+            return mirror
+                .cached(name)
+                .map(|ns| Terminating(meta::is_deleting(&ns)));
         }
         let store = self.namespaces.get()?;
         let cached = store.get_from_cache("", name, "0").await.ok()??;
-        serde_json::from_slice(&cached.bytes).ok()
+        let ns: NamespaceDeletion = serde_json::from_slice(&cached.bytes).ok()?;
+        Some(Terminating(ns.metadata.deletion_timestamp.is_some()))
     }
 
-    /// The namespace, from the cache or else from etcd.
-    async fn namespace(&self, name: &str) -> Result<Option<Value>, ApiError> {
+    /// Whether the namespace is being deleted (`None`: it does not exist),
+    /// from the cache or else from etcd.
+    async fn namespace(&self, name: &str) -> Result<Option<Terminating>, ApiError> {
         if let Some(ns) = self.cached_namespace(name).await {
             return Ok(Some(ns));
         }
@@ -71,8 +77,12 @@ impl NamespaceLifecycle {
             .get(&key)
             .await
             .map_err(crate::registry::store::storage_error)?;
-        kv.map(|kv| crate::protobuf::decode_from_storage(&kv.value).map_err(ApiError::internal))
-            .transpose()
+        kv.map(|kv| {
+            crate::protobuf::decode_from_storage(&kv.value)
+                .map(|ns| Terminating(meta::is_deleting(&ns)))
+                .map_err(ApiError::internal)
+        })
+        .transpose()
     }
 
     async fn admit(&self, attrs: &Attributes<'_>) -> Result<(), ApiError> {
@@ -100,7 +110,7 @@ impl NamespaceLifecycle {
         let Some(ns) = self.namespace(attrs.namespace).await? else {
             return Err(ApiError::not_found(ns_gr, attrs.namespace));
         };
-        if attrs.operation == Operation::Create && meta::is_deleting(&ns) {
+        if attrs.operation == Operation::Create && ns.0 {
             let mut err = ApiError::forbidden(
                 attrs.resource.group_resource(),
                 attrs.name,
@@ -120,6 +130,24 @@ impl NamespaceLifecycle {
         }
         Ok(())
     }
+}
+
+/// Whether a namespace that exists is being deleted.
+struct Terminating(bool);
+
+/// The one field of a namespace the plugin reads; everything else in the
+/// cached JSON is skipped without being built.
+#[derive(serde::Deserialize)]
+struct NamespaceDeletion {
+    #[serde(default)]
+    metadata: DeletionMeta,
+}
+
+#[derive(serde::Deserialize, Default)]
+struct DeletionMeta {
+    /// Present and not null while the namespace is terminating.
+    #[serde(rename = "deletionTimestamp", default)]
+    deletion_timestamp: Option<serde::de::IgnoredAny>,
 }
 
 /// LocalSubjectAccessReviews are answered even in a namespace that is gone.
