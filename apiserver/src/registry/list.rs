@@ -72,17 +72,19 @@ impl Store {
         }
         let prefix = self.list_prefix(namespace);
         let (mut start_key, mut revision) = super::list_encoded::list_start(&prefix, opts)?;
+        let single_key = self.single_key(namespace, opts);
+        if let Some(key) = &single_key {
+            start_key = Some(key.clone());
+        }
         let limit = opts.limit.filter(|l| *l > 0);
         let selecting = opts.has_selector();
         let mut items = Vec::new();
         loop {
-            let page_size = limit.map(|l| {
-                if selecting {
-                    (l * 2).clamp(l, 10_000)
-                } else {
-                    l
-                }
-            });
+            let page_size = match limit {
+                _ if single_key.is_some() => Some(1),
+                Some(l) if selecting => Some((l * 2).clamp(l, 10_000)),
+                other => other,
+            };
             let req = ListRequest {
                 prefix: prefix.clone(),
                 start_key: start_key.clone(),
@@ -111,7 +113,7 @@ impl Store {
             let rv = resp.revision;
             let more = resp.more || examined < resp.items.len();
             let full = limit.is_some_and(|l| items.len() as i64 >= l);
-            if !more || limit.is_none() {
+            if !more || limit.is_none() || single_key.is_some() {
                 return Ok(ListPage {
                     items,
                     resource_version: rv,
@@ -142,6 +144,34 @@ impl Store {
             }
             start_key = Some(next);
         }
+    }
+}
+
+impl Store {
+    /// The one etcd key a LIST can be narrowed to, as upstream's store does
+    /// for a `metadata.name=<name>` field selector (`MatchesSingle`): a
+    /// kind whose key ends at the name here (cluster-scoped, or namespaced
+    /// and listed in one namespace), without a continue token. Only that
+    /// key is read; the selectors still decide whether it is listed, so
+    /// the answer is the full scan's. (`kubectl wait`, `kubectl get -w
+    /// NAME` and every informer on one object list this way.)
+    pub(crate) fn single_key(&self, namespace: &str, opts: &ListOptions) -> Option<String> {
+        if opts
+            .continue_token
+            .as_deref()
+            .is_some_and(|t| !t.is_empty())
+            || (self.def.namespaced && namespace.is_empty())
+        {
+            return None;
+        }
+        let name = opts
+            .field_selector
+            .as_ref()?
+            .requires_exact_match("metadata.name")?;
+        if name.is_empty() || name.contains('/') || name == "." || name == ".." {
+            return None;
+        }
+        Some(format!("{}{name}", self.list_prefix(namespace)))
     }
 }
 
@@ -177,5 +207,106 @@ pub fn field_value(obj: &Value, field: &str) -> String {
         Some(Value::Bool(b)) => b.to_string(),
         Some(Value::Number(n)) => n.to_string(),
         _ => zero.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apimachinery::fields::FieldSelector;
+    use crate::apimachinery::labels::LabelSelector;
+    use crate::registry::admit::AdmitAll;
+    use crate::registry::resource::ResourceDef;
+    use crate::registry::store::WriteContext;
+    use crate::storage::test_etcd::TestEtcd;
+    use crate::storage::{EtcdOptions, EtcdStorage};
+    use serde_json::json;
+
+    fn by_name(name: &str) -> ListOptions {
+        ListOptions {
+            field_selector: Some(FieldSelector::one_term_equal("metadata.name", name)),
+            ..Default::default()
+        }
+    }
+
+    fn names(items: &[Value]) -> Vec<String> {
+        let mut n: Vec<String> = items
+            .iter()
+            .map(|o| format!("{}/{}", meta::namespace(o), meta::name(o)))
+            .collect();
+        n.sort();
+        n
+    }
+
+    /// A `metadata.name=` LIST reads one key and answers what the full scan
+    /// would: not the names it is a prefix of, nothing for a missing name,
+    /// the other selectors still applied, and every namespace's object
+    /// when listed across namespaces (where it is not narrowed).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_single_name_list_answers_as_the_full_scan() {
+        let etcd = TestEtcd::start();
+        let storage = EtcdStorage::connect(&[etcd.endpoint()], EtcdOptions::default())
+            .await
+            .expect("etcd");
+        let def = ResourceDef::new("example.com", "v1", "Gadget", "gadgets");
+        let store = Store::new(def, storage, "/registry", AdmitAll);
+        for (ns, name, color) in [
+            ("ns", "a", "red"),
+            ("ns", "ab", "red"),
+            ("ns", "b", "red"),
+            ("other", "a", "blue"),
+        ] {
+            let obj = json!({"apiVersion": "example.com/v1", "kind": "Gadget",
+                "metadata": {"name": name, "namespace": ns, "labels": {"color": color}}});
+            store
+                .create(ns, obj, &WriteContext::default())
+                .await
+                .expect("create");
+        }
+        assert!(store.single_key("ns", &by_name("a")).is_some());
+        assert!(
+            store.single_key("", &by_name("a")).is_none(),
+            "all namespaces"
+        );
+        let mut continued = by_name("a");
+        continued.continue_token = Some("x".into());
+        assert!(store.single_key("ns", &continued).is_none());
+
+        let cases: Vec<(&str, ListOptions, Vec<&str>)> = vec![
+            ("ns", by_name("a"), vec!["ns/a"]),
+            ("ns", by_name("ab"), vec!["ns/ab"]),
+            ("ns", by_name("zz"), vec![]),
+            ("other", by_name("b"), vec![]),
+            ("", by_name("a"), vec!["ns/a", "other/a"]),
+            (
+                "ns",
+                ListOptions {
+                    label_selector: Some(LabelSelector::parse("color=blue").expect("selector")),
+                    ..by_name("a")
+                },
+                vec![],
+            ),
+            (
+                "ns",
+                ListOptions {
+                    limit: Some(1),
+                    ..by_name("b")
+                },
+                vec!["ns/b"],
+            ),
+        ];
+        for (ns, opts, want) in cases {
+            let page = store.list(ns, &opts).await.expect("list");
+            assert_eq!(names(&page.items), want, "list {ns:?}, want {want:?}");
+            assert!(page.continue_token.is_none());
+            let encoded = store.list_encoded(ns, &opts).await.expect("list");
+            let items: Vec<Value> = encoded
+                .objects
+                .iter()
+                .map(|o| serde_json::from_slice(&o.bytes).expect("json"))
+                .collect();
+            assert_eq!(names(&items), want, "list_encoded {ns:?}, want {want:?}");
+            assert!(encoded.continue_token.is_none());
+        }
     }
 }

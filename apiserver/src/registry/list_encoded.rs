@@ -98,6 +98,8 @@ pub struct EtcdListPager {
     start_key: Option<String>,
     revision: Option<i64>,
     limit: Option<usize>,
+    /// Narrowed to one key ([`Store::single_key`]): one read of one key.
+    single: bool,
     yielded: usize,
     done: bool,
     continue_token: Option<String>,
@@ -119,6 +121,7 @@ impl EtcdListPager {
         }
         let selecting = self.opts.has_selector();
         let page_size = match self.limit {
+            _ if self.single => 1,
             Some(l) if !selecting => (l - self.yielded).clamp(1, ETCD_PAGE as usize) as i64,
             _ => ETCD_PAGE,
         };
@@ -156,7 +159,7 @@ impl EtcdListPager {
             }
         }
         self.yielded += objects.len();
-        let more = resp.more || examined < resp.items.len();
+        let more = !self.single && (resp.more || examined < resp.items.len());
         let Some(last) = last_key.filter(|_| more) else {
             self.done = true;
             return Ok(Some(objects));
@@ -189,14 +192,16 @@ impl Store {
         }
         let prefix = self.list_prefix(namespace);
         let (start_key, revision) = list_start(&prefix, opts)?;
+        let single_key = self.single_key(namespace, opts);
         Ok(EtcdListPager {
+            single: single_key.is_some(),
+            start_key: single_key.or(start_key),
             store: self.clone(),
             codec: StoreCodec {
                 def: self.def.clone(),
             },
             opts: opts.clone(),
             prefix,
-            start_key,
             revision,
             limit: opts.limit.filter(|l| *l > 0).map(|l| l as usize),
             yielded: 0,
