@@ -14,6 +14,7 @@ use std::time::Duration;
 use apiserver::apimachinery::errors::ApiError;
 use apiserver::apimachinery::meta;
 use apiserver::registry::catalog::Catalog;
+use apiserver::registry::read::{ListForm, ListRead};
 use apiserver::registry::resource::Subresource;
 use apiserver::registry::store::{DeleteOptions, ListOptions, Store, UpdateKind, WriteContext};
 use apiserver::registry::watch::WatchOptions;
@@ -29,6 +30,11 @@ use crate::serving;
 /// How often the loop runs without a change (finalizer retries).
 const RESYNC: Duration = Duration::from_secs(5);
 
+/// A resync that would find the CRDs as a quiet pass (one that wrote
+/// nothing and left nothing to retry) left them is skipped, but a full pass
+/// still runs at least this often.
+const FULL_RESYNC: Duration = Duration::from_secs(60);
+
 /// Reconciles CRDs and keeps the served routes in step with them.
 pub struct Controller {
     api: Arc<GenericApiServer>,
@@ -36,7 +42,10 @@ pub struct Controller {
     storage: EtcdStorage,
     prefix: String,
     /// uid → (compiled-for key, stores of the served versions).
-    cache: Mutex<HashMap<String, (String, Vec<serving::Served>)>>,
+    served: Mutex<HashMap<String, (String, Vec<serving::Served>)>>,
+    /// The memory budget of each custom resource version's watch cache;
+    /// `None`: no watch caches (`--watch-cache=false`).
+    watch_cache: Option<usize>,
     wake: Notify,
     openapi: Arc<crate::openapi::OpenApi>,
     /// Set after the first complete pass (readiness).
@@ -63,13 +72,15 @@ impl Controller {
         openapi: Arc<crate::openapi::OpenApi>,
         synced: Arc<std::sync::atomic::AtomicBool>,
         admission: apiserver::admission::AdmissionChain,
+        watch_cache: Option<usize>,
     ) -> Arc<Self> {
         Arc::new(Controller {
             api,
             crds,
             storage,
             prefix: prefix.to_string(),
-            cache: Mutex::new(HashMap::new()),
+            served: Mutex::new(HashMap::new()),
+            watch_cache,
             wake: Notify::new(),
             openapi,
             synced,
@@ -90,11 +101,11 @@ impl Controller {
     /// One store per namespaced custom resource now served (its first
     /// served version), for deleting a namespace's custom resources.
     pub fn namespaced_stores(&self) -> Vec<Store> {
-        let cache = match self.cache.lock() {
+        let served = match self.served.lock() {
             Ok(c) => c,
             Err(p) => p.into_inner(),
         };
-        cache
+        served
             .values()
             .filter_map(|(_, served)| served.first())
             .filter(|s| s.store.def.namespaced)
@@ -126,24 +137,50 @@ impl Controller {
 
     async fn reconcile_loop(&self) {
         loop {
-            match self.reconcile().await {
-                Ok(()) => {
+            let quiet = match self.reconcile().await {
+                Ok(quiet) => {
                     self.api.set_routes_pending(false);
                     self.synced.store(true, std::sync::atomic::Ordering::SeqCst);
+                    quiet.map(|revision| (revision, tokio::time::Instant::now()))
                 }
                 Err(e) => {
                     tracing::warn!(error = %e.message, "reconciling CRDs");
                     tokio::time::sleep(Duration::from_millis(500)).await;
                     continue;
                 }
+            };
+            // Any CRD event wakes the loop (`watch_loop`); a resync without
+            // one is skipped while the CRD cache is where the last quiet
+            // pass read it: that pass would do nothing again (at 1,000 CRDs
+            // it decodes them all and rebuilds every route).
+            loop {
+                if tokio::time::timeout(RESYNC, self.wake.notified())
+                    .await
+                    .is_ok()
+                {
+                    break;
+                }
+                let unchanged = match (quiet, self.crds.cache()) {
+                    (Some((revision, at)), Some(cache)) => {
+                        cache.is_ready()
+                            && cache.revision() == revision
+                            && at.elapsed() < FULL_RESYNC
+                    }
+                    _ => false,
+                };
+                if !unchanged {
+                    break;
+                }
             }
-            let _ = tokio::time::timeout(RESYNC, self.wake.notified()).await;
         }
     }
 
-    /// One pass over all CRDs.
-    pub async fn reconcile(&self) -> Result<(), ApiError> {
-        let mut all = self.crds.list("", &ListOptions::default()).await?.items;
+    /// One pass over all CRDs. Returns the revision of the CRDs it read
+    /// when the pass was quiet: it wrote nothing and left nothing to retry
+    /// (no CRD being deleted, no failed status write).
+    pub async fn reconcile(&self) -> Result<Option<i64>, ApiError> {
+        let (mut all, revision) = self.all_crds().await?;
+        let mut quiet = true;
         all.sort_by(|a, b| {
             (meta::meta_str(a, "creationTimestamp"), meta::name(a))
                 .cmp(&(meta::meta_str(b, "creationTimestamp"), meta::name(b)))
@@ -221,6 +258,7 @@ impl Controller {
             }
             let mut current = obj;
             if new.get("status") != current.get("status") {
+                quiet = false;
                 let name = meta::name(&new).to_string();
                 match self
                     .crds
@@ -241,6 +279,7 @@ impl Controller {
                 }
             }
             if meta::is_deleting(&current) {
+                quiet = false;
                 self.clean_up(&current).await;
             }
             if conditions::is_true(&current, "Established") {
@@ -249,6 +288,7 @@ impl Controller {
         }
         self.rebuild_routes(&serving);
         self.openapi.set_crds(serving);
+        quiet &= newly_established.is_empty();
         for new in newly_established {
             let name = meta::name(&new).to_string();
             if let Err(e) = self
@@ -267,7 +307,7 @@ impl Controller {
                 self.wake.notify_one();
             }
         }
-        Ok(())
+        Ok(quiet.then_some(revision))
     }
 
     /// Deletes a terminating CRD's instances, then its finalizer.
@@ -279,7 +319,9 @@ impl Controller {
             return;
         }
         let name = meta::name(crd_obj).to_string();
-        let stores = serving::stores_for(crd_obj, &self.storage, &self.prefix, &self.admission);
+        // Uncached: these stores live for one cleanup pass.
+        let stores =
+            serving::stores_for(crd_obj, &self.storage, &self.prefix, &self.admission, None);
         let mut remaining = 0;
         if let Some(store) = stores.first().map(|s| &s.store) {
             let ctx = WriteContext::default();
@@ -349,12 +391,34 @@ impl Controller {
         }
     }
 
+    /// Every CRD, current (a consistent LIST), and the revision of the
+    /// read: from the CRD watch cache once it has proved itself current,
+    /// from etcd otherwise.
+    async fn all_crds(&self) -> Result<(Vec<Value>, i64), ApiError> {
+        match self
+            .crds
+            .read_list("", &ListOptions::default(), ListForm::Decoded)
+            .await?
+        {
+            ListRead::Encoded(page) => Ok((
+                page.objects
+                    .iter()
+                    .map(|o| serde_json::from_slice(&o.bytes).map_err(ApiError::internal))
+                    .collect::<Result<_, _>>()?,
+                page.resource_version,
+            )),
+            ListRead::Decoded(page) => Ok((page.items, page.resource_version)),
+            // Only asked for by `ListForm::Streamed`.
+            ListRead::Streamed(_) => Err(ApiError::internal("a streamed list of CRDs")),
+        }
+    }
+
     /// Replaces the served groups: the CRD resource, then every served
     /// version of every Established CRD.
     fn rebuild_routes(&self, established: &[Value]) {
         let mut groups = Catalog::default();
         groups.add(self.crds.clone());
-        let mut cache = match self.cache.lock() {
+        let mut served = match self.served.lock() {
             Ok(c) => c,
             Err(p) => p.into_inner(),
         };
@@ -372,20 +436,34 @@ impl Controller {
                     .cloned()
                     .unwrap_or(Value::Null)
             );
-            let stale = cache.get(&uid).is_none_or(|(k, _)| *k != key);
+            let stale = served.get(&uid).is_none_or(|(k, _)| *k != key);
             if stale {
-                let stores = serving::stores_for(obj, &self.storage, &self.prefix, &self.admission);
-                cache.insert(uid.clone(), (key, stores));
+                let stores = serving::stores_for(
+                    obj,
+                    &self.storage,
+                    &self.prefix,
+                    &self.admission,
+                    self.watch_cache,
+                );
+                if let Some((_, old)) = served.insert(uid.clone(), (key, stores)) {
+                    old.iter().for_each(serving::Served::stop_cache);
+                }
             }
-            if let Some((_, stores)) = cache.get(&uid) {
+            if let Some((_, stores)) = served.get(&uid) {
                 for s in stores {
                     s.register(&mut groups);
                 }
             }
             live.insert(uid);
         }
-        cache.retain(|uid, _| live.contains(uid));
-        drop(cache);
+        served.retain(|uid, (_, stores)| {
+            let keep = live.contains(uid);
+            if !keep {
+                stores.iter().for_each(serving::Served::stop_cache);
+            }
+            keep
+        });
+        drop(served);
         self.api.set_groups(groups);
     }
 }

@@ -49,6 +49,14 @@ struct Options {
     logging: apiserver::logging::LoggingOptions,
     #[command(flatten)]
     admission: apiserver::admission::plugins::AdmissionOptions,
+    /// Serve LISTs and WATCHes of CRDs and custom resources from an in-memory
+    /// cache fed by one etcd watch per resource (per served version of a
+    /// custom resource; not for CRDs with a conversion webhook).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    watch_cache: bool,
+    /// Memory budget of each resource's watch cache; beyond it reads go to etcd.
+    #[arg(long, default_value_t = apiserver::registry::cache_serving::DEFAULT_CACHE_BUDGET)]
+    watch_cache_max_bytes_per_resource: usize,
 }
 
 #[tokio::main]
@@ -60,12 +68,18 @@ async fn main() -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("configuring etcd client: {e}"))?;
     let prefix = opts.etcd.etcd_prefix.trim_end_matches('/').to_string();
     let admission = custom_resource_admission(&opts.admission, &storage, &prefix)?;
-    let crds = Store::new(
+    let watch_cache = opts
+        .watch_cache
+        .then_some(opts.watch_cache_max_bytes_per_resource);
+    let mut crds = Store::new(
         crd::definition(),
         storage.clone(),
         &prefix,
         AdmissionChain::default(),
     );
+    if let Some(max_bytes) = watch_cache {
+        crds = crds.with_watch_cache(max_bytes);
+    }
     let mut groups = Catalog::default();
     groups.add(crds.clone());
     let address = apiserver::server::listen_address(&opts.serving, DEFAULT_PORT).to_string();
@@ -111,6 +125,7 @@ async fn main() -> anyhow::Result<()> {
         openapi,
         synced,
         admission,
+        watch_cache,
     )
     .spawn();
     apiserver::server::run(

@@ -167,8 +167,7 @@ fn columns(version: &Value) -> Vec<DynamicColumn> {
             cell: Arc::new(|obj: &Value| {
                 obj.get("metadata")
                     .and_then(|m| m.get("creationTimestamp"))
-                    .cloned()
-                    .unwrap_or(Value::Null)
+                    .map_or(Value::Null, |v| typed_cell("date", v))
             }),
         }];
     }
@@ -178,7 +177,7 @@ fn columns(version: &Value) -> Vec<DynamicColumn> {
             let s = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or("").to_string();
             let type_ = s("type");
             let path = JsonPath::parse(&s("jsonPath")).ok();
-            let is_string = type_ == "string";
+            let cell_type = type_.clone();
             DynamicColumn {
                 name: s("name"),
                 type_,
@@ -190,18 +189,41 @@ fn columns(version: &Value) -> Vec<DynamicColumn> {
                     else {
                         return Value::Null;
                     };
-                    match first {
-                        Value::String(_) => first.clone(),
-                        other if is_string => Value::String(match other {
-                            Value::Array(_) | Value::Object(_) => other.to_string(),
-                            _ => other.to_string(),
-                        }),
-                        other => other.clone(),
-                    }
+                    typed_cell(&cell_type, first)
                 }),
             }
         })
         .collect()
+}
+
+/// A printer column's cell from the value its JSONPath found, as upstream's
+/// custom resource table convertor makes it: a `string` column prints the
+/// value (JSON for anything but a string); `integer`, `number` and
+/// `boolean` columns take a value of their type and are empty (`null`)
+/// otherwise; a `date` column shows a timestamp's age as kubectl prints
+/// ages (`45s`, `5m`, `2d`), `<invalid>` for a string that is not one.
+fn typed_cell(column_type: &str, value: &Value) -> Value {
+    match (column_type, value) {
+        (_, Value::Null) => Value::Null,
+        ("string", Value::String(_)) => value.clone(),
+        ("string", other) => Value::String(other.to_string()),
+        ("integer", Value::Number(n)) => n
+            .as_i64()
+            .or_else(|| n.as_f64().map(|f| f as i64))
+            .map_or(Value::Null, Value::from),
+        ("number" | "boolean", Value::Number(_) | Value::Bool(_))
+            if (column_type == "number") == value.is_number() =>
+        {
+            value.clone()
+        }
+        ("date", Value::String(s)) => match s.parse::<jiff::Timestamp>() {
+            Ok(t) => Value::String(apiserver::registry::table::human_duration(
+                jiff::Timestamp::now().as_second() - t.as_second(),
+            )),
+            Err(_) => Value::String("<invalid>".into()),
+        },
+        _ => Value::Null,
+    }
 }
 
 /// One served version: its store, its schema, and its scale paths when it
@@ -216,6 +238,15 @@ pub struct Served {
 }
 
 impl Served {
+    /// Stops this version's watch cache, if it has one: its watches end
+    /// (clients re-watch and reach the stores that replace it) and its
+    /// memory goes with the last request still holding the store.
+    pub fn stop_cache(&self) {
+        if let Some(cache) = self.store.cache() {
+            cache.stop();
+        }
+    }
+
     /// Adds the route of this version to `groups`: `/scale` and the
     /// `fieldValidation` check here, everything else by the generic handlers.
     pub fn register(&self, groups: &mut Catalog) {
@@ -287,6 +318,7 @@ pub fn stores_for(
     storage: &EtcdStorage,
     prefix: &str,
     admission: &AdmissionChain,
+    watch_cache: Option<usize>,
 ) -> Vec<Served> {
     let group = crd::spec_str(crd_obj, &["group"]).to_string();
     let names = crd_obj
@@ -398,12 +430,60 @@ pub fn stores_for(
             if scale.is_some() {
                 def = def.with_subresource(Subresource::Scale);
             }
+            let mut store = Store::new(def, storage.clone(), prefix, admission.clone());
+            // A cache per served version, filled through that version's
+            // read path (conversion, pruning and defaults of its schema), so
+            // that it answers exactly as etcd reads do. Not with a conversion
+            // webhook: an object the webhook failed to convert while the
+            // cache loads would be missing from it, where an etcd read
+            // reports the failure.
+            if let (Some(max_bytes), Converter::None) = (watch_cache, &*converter) {
+                store = store.with_watch_cache(max_bytes);
+            }
             Served {
-                store: Store::new(def, storage.clone(), prefix, admission.clone()),
+                store,
                 schema,
                 scale,
                 terminating: apiserver::apimachinery::meta::is_deleting(crd_obj),
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_keep_only_values_of_their_column_type() {
+        assert_eq!(typed_cell("string", &json!("a")), json!("a"));
+        assert_eq!(typed_cell("string", &json!(5)), json!("5"));
+        assert_eq!(typed_cell("string", &json!(["x"])), json!("[\"x\"]"));
+        assert_eq!(typed_cell("integer", &json!(5)), json!(5));
+        assert_eq!(typed_cell("integer", &json!(5.7)), json!(5));
+        assert_eq!(typed_cell("integer", &json!("5")), Value::Null);
+        assert_eq!(typed_cell("number", &json!(1.5)), json!(1.5));
+        assert_eq!(typed_cell("number", &json!(true)), Value::Null);
+        assert_eq!(typed_cell("boolean", &json!(true)), json!(true));
+        assert_eq!(typed_cell("boolean", &json!(1)), Value::Null);
+        assert_eq!(typed_cell("integer", &Value::Null), Value::Null);
+    }
+
+    #[test]
+    fn date_cells_are_ages() {
+        let an_hour_ago = jiff::Timestamp::now() - jiff::SignedDuration::from_secs(3600);
+        assert_eq!(
+            typed_cell("date", &json!(an_hour_ago.to_string())),
+            json!("60m")
+        );
+        assert_eq!(typed_cell("date", &json!("yesterday")), json!("<invalid>"));
+        assert_eq!(typed_cell("date", &json!(7)), Value::Null);
+
+        // The default Age column of a CRD without printer columns.
+        let age = columns(&json!({"name": "v1"})).remove(0);
+        assert_eq!((age.name.as_str(), age.type_.as_str()), ("Age", "date"));
+        let obj = json!({"metadata": {"creationTimestamp": an_hour_ago.to_string()}});
+        assert_eq!((age.cell)(&obj), json!("60m"));
+        assert_eq!((age.cell)(&json!({"metadata": {}})), Value::Null);
+    }
 }

@@ -2,6 +2,8 @@
 
 pub mod admit;
 pub mod cache_serving;
+#[cfg(test)]
+mod cache_stop_tests;
 pub mod catalog;
 #[cfg(test)]
 mod consistent_read_tests;

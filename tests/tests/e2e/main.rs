@@ -21,6 +21,7 @@ mod crd_conversion;
 mod crd_namespaces;
 mod crd_protobuf;
 mod crd_runtime;
+mod crd_watch_cache;
 mod crds;
 mod errors;
 mod flowcontrol;

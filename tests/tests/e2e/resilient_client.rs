@@ -4,7 +4,9 @@
 //! (every event exactly once, no relist), and creates retried as clients
 //! retry them.
 
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -94,6 +96,7 @@ pub async fn watch_resuming(
 }
 
 /// How [`create_retrying`] retries.
+#[derive(Clone)]
 pub struct Retry {
     /// Attempts at most.
     pub attempts: usize,
@@ -157,4 +160,115 @@ pub async fn create_retrying(
 /// The ConfigMap these tests write: named `name`, holding its name.
 pub fn configmap(name: &str) -> Value {
     serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"n": name}})
+}
+
+/// A write load: ConfigMaps `<prefix>0`, `<prefix>1`, … created at `urls`
+/// (each attempt at the next, see [`create_retrying`]) one after another,
+/// 20 ms apart, until `stop` is set.
+pub struct WriteLoad {
+    acked: Arc<Mutex<Vec<String>>>,
+    failed: Arc<Mutex<Vec<String>>>,
+    retries: Arc<AtomicUsize>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+/// What a [`WriteLoad`] did: the names acknowledged, the writes that failed
+/// after their retries (`name: error`), and the retries made in all.
+pub struct Written {
+    pub acked: Vec<String>,
+    pub failed: Vec<String>,
+    pub retries: usize,
+}
+
+impl WriteLoad {
+    /// Starts the load.
+    pub fn start(
+        http: &reqwest::Client,
+        urls: Vec<String>,
+        prefix: &str,
+        retry: Retry,
+        stop: Arc<AtomicBool>,
+    ) -> WriteLoad {
+        let acked: Arc<Mutex<Vec<String>>> = Arc::default();
+        let failed: Arc<Mutex<Vec<String>>> = Arc::default();
+        let retries = Arc::new(AtomicUsize::new(0));
+        let task = {
+            let (http, prefix) = (http.clone(), prefix.to_string());
+            let (acked, failed, retries) = (acked.clone(), failed.clone(), retries.clone());
+            tokio::spawn(async move {
+                let mut i = 0;
+                while !stop.load(Ordering::SeqCst) {
+                    let name = format!("{prefix}{i}");
+                    match create_retrying(&http, &urls, &configmap(&name), &retry, &retries).await {
+                        Ok(_) => acked.lock().unwrap().push(name),
+                        Err(e) => failed.lock().unwrap().push(format!("{name}: {e}")),
+                    }
+                    i += 1;
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            })
+        };
+        WriteLoad {
+            acked,
+            failed,
+            retries,
+            task,
+        }
+    }
+
+    /// Waits for the load to end (once `stop` is set) and says what it did.
+    pub async fn finish(self) -> Written {
+        self.task.await.expect("the write load panicked");
+        Written {
+            acked: self.acked.lock().unwrap().clone(),
+            failed: self.failed.lock().unwrap().clone(),
+            retries: self.retries.load(Ordering::SeqCst),
+        }
+    }
+}
+
+/// How the ADDED events a watcher recorded compare with the acknowledged
+/// writes: the distinct names seen, the ones seen more than once, and the
+/// acknowledged ones never seen.
+pub struct Delivery {
+    pub distinct: BTreeSet<String>,
+    pub duplicated: Vec<String>,
+    pub missed: Vec<String>,
+}
+
+/// Waits up to `wait` until `seen` holds as many names starting with
+/// `prefix` as were `acked` (the watch may trail the last write), then
+/// compares them.
+pub async fn delivery(
+    seen: &Mutex<Vec<String>>,
+    prefix: &str,
+    acked: &[String],
+    wait: Duration,
+) -> Delivery {
+    let ours = |seen: &[String]| -> Vec<String> {
+        seen.iter()
+            .filter(|n| n.starts_with(prefix))
+            .cloned()
+            .collect()
+    };
+    let deadline = Instant::now() + wait;
+    while ours(&seen.lock().unwrap()).len() < acked.len() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let seen = ours(&seen.lock().unwrap());
+    let mut distinct = BTreeSet::new();
+    let duplicated = seen
+        .into_iter()
+        .filter(|n| !distinct.insert(n.clone()))
+        .collect();
+    let missed = acked
+        .iter()
+        .filter(|n| !distinct.contains(*n))
+        .cloned()
+        .collect();
+    Delivery {
+        distinct,
+        duplicated,
+        missed,
+    }
 }

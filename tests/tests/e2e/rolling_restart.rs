@@ -16,7 +16,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::harness::{Auth, TestCluster};
-use crate::resilient_client::{configmap, create_retrying, watch_resuming, Resumed, Retry};
+use crate::resilient_client::{
+    delivery, watch_resuming, Delivery, Resumed, Retry, WriteLoad, Written,
+};
 
 async fn wait_ready(http: &reqwest::Client, base: &str) {
     for _ in 0..300 {
@@ -118,39 +120,18 @@ async fn rolling_restart_of_kube_core_fails_no_request_and_relists_no_watch() {
     };
 
     // The write load.
-    let acked: Arc<Mutex<Vec<String>>> = Arc::default();
-    let failed: Arc<Mutex<Vec<String>>> = Arc::default();
-    let retried = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let writer = {
-        let (http, url, acked, failed, stop, retries) = (
-            http.clone(),
-            ns_url.clone(),
-            acked.clone(),
-            failed.clone(),
-            stop.clone(),
-            retried.clone(),
-        );
-        tokio::spawn(async move {
-            let mut i = 0;
-            while !stop.load(Ordering::SeqCst) {
-                let name = format!("roll-{i}");
-                let retry = Retry {
-                    attempts: 3,
-                    within: Duration::from_secs(3600),
-                    pause: Duration::from_millis(300),
-                    not_found: false,
-                };
-                match create_retrying(&http, &[url.clone()], &configmap(&name), &retry, &retries)
-                    .await
-                {
-                    Ok(_) => acked.lock().unwrap().push(name),
-                    Err(e) => failed.lock().unwrap().push(format!("{name}: {e}")),
-                }
-                i += 1;
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        })
-    };
+    let writer = WriteLoad::start(
+        &http,
+        vec![ns_url.clone()],
+        "roll-",
+        Retry {
+            attempts: 3,
+            within: Duration::from_secs(3600),
+            pause: Duration::from_millis(300),
+            not_found: false,
+        },
+        stop.clone(),
+    );
 
     tokio::time::sleep(Duration::from_secs(1)).await;
     // Replica 1 (managed by the cluster): stop, restart.
@@ -176,9 +157,11 @@ async fn rolling_restart_of_kube_core_fails_no_request_and_relists_no_watch() {
     tokio::time::sleep(Duration::from_secs(2)).await;
 
     stop.store(true, Ordering::SeqCst);
-    writer.await.expect("writer");
-    let acked = acked.lock().unwrap().clone();
-    let failed = failed.lock().unwrap().clone();
+    let Written {
+        acked,
+        failed,
+        retries,
+    } = writer.finish().await;
     assert!(failed.is_empty(), "writes failed after retries: {failed:?}");
     assert!(acked.len() > 20, "the load ran: {} writes", acked.len());
 
@@ -204,28 +187,14 @@ async fn rolling_restart_of_kube_core_fails_no_request_and_relists_no_watch() {
         );
     }
     // The watcher saw each exactly once, without relisting.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let n = seen
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|n| n.starts_with("roll-"))
-            .count();
-        if n >= acked.len() || tokio::time::Instant::now() > deadline {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    let Delivery {
+        distinct,
+        duplicated,
+        missed,
+    } = delivery(&seen, "roll-", &acked, Duration::from_secs(10)).await;
     watcher.abort();
-    let seen = seen.lock().unwrap().clone();
-    let mut unique = BTreeSet::new();
-    for n in seen.iter().filter(|n| n.starts_with("roll-")) {
-        assert!(unique.insert(n.clone()), "{n} was seen twice");
-    }
-    for name in &acked {
-        assert!(unique.contains(name), "the watcher missed {name}");
-    }
+    assert!(duplicated.is_empty(), "seen twice: {duplicated:?}");
+    assert!(missed.is_empty(), "the watcher missed {missed:?}");
     assert!(
         relists.lock().unwrap().is_empty(),
         "the watcher had to relist: {:?}",
@@ -234,8 +203,8 @@ async fn rolling_restart_of_kube_core_fails_no_request_and_relists_no_watch() {
     eprintln!(
         "rolling restart: {} writes acknowledged ({} client retries), 0 failed, {} events seen once each, 0 relists",
         acked.len(),
-        retried.load(Ordering::SeqCst),
-        unique.len()
+        retries,
+        distinct.len()
     );
     drop(second);
 }

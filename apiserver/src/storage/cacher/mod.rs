@@ -167,6 +167,9 @@ pub struct WatchCache {
     storage: EtcdStorage,
     state: CacheState,
     metrics: super::metrics::WatchCacheMetrics,
+    /// Set by [`WatchCache::stop`]; the runner ends at its next step.
+    stopped: std::sync::atomic::AtomicBool,
+    stop: tokio::sync::Notify,
 }
 
 impl super::metrics::CountObjects for WatchCache {
@@ -192,6 +195,8 @@ impl WatchCache {
             storage,
             state: CacheState::with_indexes(DEFAULT_HISTORY, max_bytes, indexed_fields),
             metrics: super::metrics::WatchCacheMetrics::of(&names),
+            stopped: std::sync::atomic::AtomicBool::new(false),
+            stop: tokio::sync::Notify::new(),
         });
         if !names.resource.is_empty() {
             let counted: Arc<dyn super::metrics::CountObjects> = cache.clone();
@@ -217,19 +222,43 @@ impl WatchCache {
         self.state.revision()
     }
 
-    /// Keeps the cache in sync with etcd for the life of the process,
-    /// reloading after any failure of the watch.
+    /// Stops following etcd for good: the cache empties, every watch it
+    /// serves ends (clients re-watch, as after any cache reset) and reads go
+    /// to etcd. For a resource that stops being served in this form (a
+    /// CRD deleted or changed); the cache's memory is freed once the last
+    /// store holding it is dropped.
+    pub fn stop(&self) {
+        self.stopped
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        // A stored permit: the runner sees it even if it is not waiting yet.
+        self.stop.notify_one();
+    }
+
+    /// Whether [`WatchCache::stop`] was called.
+    pub fn is_stopped(&self) -> bool {
+        self.stopped.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Keeps the cache in sync with etcd until it is stopped, reloading
+    /// after any failure of the watch.
     async fn run(self: Arc<Self>, codec: Arc<dyn Codec>) {
-        loop {
-            match self.load_and_follow(codec.as_ref()).await {
-                Ok(()) => {}
-                Err(e) => {
-                    tracing::info!(prefix = %self.prefix, error = %e, "watch cache resyncing")
+        while !self.is_stopped() {
+            tokio::select! {
+                _ = self.stop.notified() => break,
+                result = self.load_and_follow(codec.as_ref()) => {
+                    if let Err(e) = result {
+                        tracing::info!(prefix = %self.prefix, error = %e, "watch cache resyncing")
+                    }
                 }
             }
             self.state.reset();
-            tokio::time::sleep(Duration::from_secs(1)).await;
+            tokio::select! {
+                _ = self.stop.notified() => break,
+                _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+            }
         }
+        self.state.reset();
+        tracing::debug!(prefix = %self.prefix, "watch cache stopped");
     }
 
     async fn load_and_follow(&self, codec: &dyn Codec) -> Result<(), StorageError> {

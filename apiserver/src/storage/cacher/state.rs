@@ -50,7 +50,13 @@ struct Inner {
     history: VecDeque<Arc<CacheEvent>>,
     oldest: i64,
     bytes: usize,
-    sender: broadcast::Sender<Arc<CacheEvent>>,
+    /// The live events' channel, made when the first watcher subscribes: a
+    /// channel preallocates its whole ring (8,192 slots, about 256 KiB), which
+    /// a resource nobody watches (most of a server's, or a thousand CRDs')
+    /// should not pay for. Subscriptions are taken under the read lock and
+    /// events sent under the write lock, so a subscriber misses nothing
+    /// applied after its snapshot.
+    sender: std::sync::OnceLock<broadcast::Sender<Arc<CacheEvent>>>,
 }
 
 /// The lock-protected state; see the module documentation of `cacher` for
@@ -73,7 +79,6 @@ impl CacheState {
         max_bytes: usize,
         indexed_fields: &[String],
     ) -> Self {
-        let (sender, _) = broadcast::channel(broadcast_capacity());
         CacheState {
             inner: RwLock::new(Inner {
                 ready: false,
@@ -89,7 +94,7 @@ impl CacheState {
                 history: VecDeque::new(),
                 oldest: 0,
                 bytes: 0,
-                sender,
+                sender: std::sync::OnceLock::new(),
             }),
             history_capacity: history_capacity.max(1),
             max_bytes,
@@ -142,8 +147,8 @@ impl CacheState {
         }
         inner.history.clear();
         inner.bytes = 0;
-        let (sender, _) = broadcast::channel(broadcast_capacity());
-        inner.sender = sender;
+        // Dropping the sender closes every subscription.
+        inner.sender = std::sync::OnceLock::new();
     }
 
     /// Replaces the state with a fresh list at `revision`.
@@ -196,8 +201,10 @@ impl CacheState {
                 inner.oldest = old.revision();
             }
         }
-        // No receivers is fine: nobody is watching.
-        let _ = inner.sender.send(event);
+        // No channel or no receivers is fine: nobody is watching.
+        if let Some(sender) = inner.sender.get() {
+            let _ = sender.send(event);
+        }
         inner.bytes <= self.max_bytes
     }
 
@@ -302,6 +309,13 @@ impl CacheState {
         })
     }
 
+    fn subscribe(inner: &Inner) -> broadcast::Receiver<Arc<CacheEvent>> {
+        inner
+            .sender
+            .get_or_init(|| broadcast::channel(broadcast_capacity()).0)
+            .subscribe()
+    }
+
     /// The objects under `prefix` and a subscription to every later change.
     pub fn snapshot_and_subscribe(
         &self,
@@ -315,7 +329,7 @@ impl CacheState {
             objects: Self::range(&inner, prefix, None).cloned().collect(),
             revision: inner.revision,
         };
-        Some((snapshot, inner.sender.subscribe()))
+        Some((snapshot, Self::subscribe(&inner)))
     }
 
     /// The window's events after `revision` and a subscription to later ones;
@@ -338,7 +352,7 @@ impl CacheState {
             .filter(|e| e.revision() > revision)
             .cloned()
             .collect();
-        Ok((past, inner.sender.subscribe()))
+        Ok((past, Self::subscribe(&inner)))
     }
 }
 

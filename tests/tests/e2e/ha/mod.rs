@@ -17,7 +17,9 @@ use deploy::ha::{HaCluster, HaConfig, HaPorts, Member};
 use deploy::Tier;
 use serde_json::{json, Value};
 
-use crate::resilient_client::{configmap, create_retrying, watch_resuming, Resumed, Retry};
+use crate::resilient_client::{
+    delivery, watch_resuming, Delivery, Resumed, Retry, WriteLoad, Written,
+};
 
 fn admin_client(c: &HaCluster) -> reqwest::Client {
     let pki = c.pki();
@@ -134,39 +136,18 @@ async fn killing_one_of_each_loses_no_write_and_no_event() {
             .await;
         })
     };
-    let acked: Arc<Mutex<Vec<String>>> = Arc::default();
-    let failed: Arc<Mutex<Vec<String>>> = Arc::default();
-    let retries = Arc::new(AtomicUsize::new(0));
-    let writer = {
-        let (http, url, acked, failed, stop, retries) = (
-            http.clone(),
-            url.clone(),
-            acked.clone(),
-            failed.clone(),
-            stop.clone(),
-            retries.clone(),
-        );
-        tokio::spawn(async move {
-            let mut i = 0;
-            while !stop.load(Ordering::SeqCst) {
-                let name = format!("ha-{i}");
-                let retry = Retry {
-                    attempts: 8,
-                    within: Duration::from_secs(3600),
-                    pause: Duration::from_millis(500),
-                    not_found: false,
-                };
-                match create_retrying(&http, &[url.clone()], &configmap(&name), &retry, &retries)
-                    .await
-                {
-                    Ok(_) => acked.lock().unwrap().push(name),
-                    Err(e) => failed.lock().unwrap().push(format!("{name}: {e}")),
-                }
-                i += 1;
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        })
-    };
+    let writer = WriteLoad::start(
+        &http,
+        vec![url.clone()],
+        "ha-",
+        Retry {
+            attempts: 8,
+            within: Duration::from_secs(3600),
+            pause: Duration::from_millis(500),
+            not_found: false,
+        },
+        stop.clone(),
+    );
     // Leaders, sampled twice a second: never two at once.
     let two_leaders = Arc::new(AtomicUsize::new(0));
     let samples = Arc::new(AtomicUsize::new(0));
@@ -206,10 +187,12 @@ async fn killing_one_of_each_loses_no_write_and_no_event() {
         tokio::time::sleep(Duration::from_secs(2)).await;
     }
     stop.store(true, Ordering::SeqCst);
-    writer.await.expect("writer");
+    let Written {
+        acked,
+        failed,
+        retries,
+    } = writer.finish().await;
     sampler.await.expect("sampler");
-    let acked = acked.lock().unwrap().clone();
-    let failed = failed.lock().unwrap().clone();
     assert!(
         failed.is_empty(),
         "writes failed after client retries: {failed:?}"
@@ -242,33 +225,19 @@ async fn killing_one_of_each_loses_no_write_and_no_event() {
             "{name} was acknowledged but is not stored with its content"
         );
     }
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
-    while seen
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|n| n.starts_with("ha-"))
-        .count()
-        < acked.len()
-        && tokio::time::Instant::now() < deadline
-    {
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    let Delivery {
+        distinct,
+        duplicated,
+        missed,
+    } = delivery(&seen, "ha-", &acked, Duration::from_secs(15)).await;
     watcher.abort();
-    let seen = seen.lock().unwrap().clone();
-    let mut once = BTreeSet::new();
-    let duplicated: Vec<&String> = seen
-        .iter()
-        .filter(|n| n.starts_with("ha-") && !once.insert((*n).clone()))
-        .collect();
-    let missed: Vec<&String> = acked.iter().filter(|n| !once.contains(*n)).collect();
     let relists = relists.lock().unwrap().clone();
     eprintln!(
         "HA kill test: {} writes acknowledged ({} client retries), {} lost, {} events seen, {} duplicated, {} missed, {} relists; {} leader samples, {} with two leaders",
         acked.len(),
-        retries.load(Ordering::SeqCst),
+        retries,
         acked.iter().filter(|n| !stored.contains_key(*n)).count(),
-        once.len(),
+        distinct.len(),
         duplicated.len(),
         missed.len(),
         relists.len(),

@@ -62,43 +62,23 @@ async fn rolling_restart_of_every_tier_fails_no_request() {
             .await;
         })
     };
-    let acked: Arc<Mutex<Vec<String>>> = Arc::default();
-    let failed: Arc<Mutex<Vec<String>>> = Arc::default();
-    let retries = Arc::new(AtomicUsize::new(0));
-    let writer = {
-        let (http, fronts, acked, failed, stop, retries) = (
-            http.clone(),
-            fronts.clone(),
-            acked.clone(),
-            failed.clone(),
-            stop.clone(),
-            retries.clone(),
-        );
-        tokio::spawn(async move {
-            // As behind a load balancer over both aggregators: each
-            // attempt goes to the next one.
-            let urls: Vec<String> = fronts
-                .iter()
-                .map(|f| format!("{f}/api/v1/namespaces/default/configmaps"))
-                .collect();
-            let retry = Retry {
-                attempts: 8,
-                within: Duration::from_secs(3600),
-                pause: Duration::from_millis(300),
-                not_found: false,
-            };
-            let mut i = 0;
-            while !stop.load(Ordering::SeqCst) {
-                let name = format!("roll-{i}");
-                match create_retrying(&http, &urls, &configmap(&name), &retry, &retries).await {
-                    Ok(_) => acked.lock().unwrap().push(name),
-                    Err(e) => failed.lock().unwrap().push(format!("{name}: {e}")),
-                }
-                i += 1;
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        })
-    };
+    // As behind a load balancer over both aggregators: each attempt goes
+    // to the next one.
+    let writer = WriteLoad::start(
+        &http,
+        fronts
+            .iter()
+            .map(|f| format!("{f}/api/v1/namespaces/default/configmaps"))
+            .collect(),
+        "roll-",
+        Retry {
+            attempts: 8,
+            within: Duration::from_secs(3600),
+            pause: Duration::from_millis(300),
+            not_found: false,
+        },
+        stop.clone(),
+    );
     tokio::time::sleep(Duration::from_secs(1)).await;
     for tier in Tier::START_ORDER {
         for replica in 0..2 {
@@ -114,9 +94,11 @@ async fn rolling_restart_of_every_tier_fails_no_request() {
         }
     }
     stop.store(true, Ordering::SeqCst);
-    writer.await.expect("writer");
-    let acked = acked.lock().unwrap().clone();
-    let failed = failed.lock().unwrap().clone();
+    let Written {
+        acked,
+        failed,
+        retries,
+    } = writer.finish().await;
     assert!(
         failed.is_empty(),
         "writes failed after client retries: {failed:?}"
@@ -136,31 +118,15 @@ async fn rolling_restart_of_every_tier_fails_no_request() {
         .filter_map(|i| i["metadata"]["name"].as_str().map(str::to_string))
         .collect();
     let lost: Vec<&String> = acked.iter().filter(|n| !stored.contains(*n)).collect();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
-    while seen
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|n| n.starts_with("roll-"))
-        .count()
-        < acked.len()
-        && tokio::time::Instant::now() < deadline
-    {
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    let Delivery {
+        duplicated, missed, ..
+    } = delivery(&seen, "roll-", &acked, Duration::from_secs(15)).await;
     watcher.abort();
-    let seen = seen.lock().unwrap().clone();
-    let mut once = BTreeSet::new();
-    let duplicated: Vec<&String> = seen
-        .iter()
-        .filter(|n| n.starts_with("roll-") && !once.insert((*n).clone()))
-        .collect();
-    let missed: Vec<&String> = acked.iter().filter(|n| !once.contains(*n)).collect();
     let relists = relists.lock().unwrap().clone();
     eprintln!(
         "rolling restart of every tier: {} writes acknowledged ({} client retries), {} lost, {} duplicated, {} missed, {} relists",
         acked.len(),
-        retries.load(Ordering::SeqCst),
+        retries,
         lost.len(),
         duplicated.len(),
         missed.len(),
