@@ -2,12 +2,17 @@
 //! ClusterRoleBindings and N RoleBindings in the request's namespace (none
 //! naming the user but one binding through a group) and times decisions.
 //!
+//! Then times the updates of that index when one binding changes
+//! ([`RbacIndex::rebuilt`]): a RoleBinding in another namespace, one in
+//! the crowded namespace, and a ClusterRoleBinding.
+//!
 //! `cargo run --release -p kube-apiserver-lib --example rbac_bench`
 
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 use apiserver::authentication::UserInfo;
-use apiserver::authorization::rbac::RbacIndex;
+use apiserver::authorization::rbac::{RbacChanges, RbacIndex, RbacObjects};
 use apiserver::request::info::RequestInfo;
 use serde_json::{json, Value};
 
@@ -28,7 +33,7 @@ fn main() {
         ..Default::default()
     };
     println!(
-        "bindings (cluster + namespaced) | build | per decision (allowed) | per decision (denied)"
+        "bindings (cluster + namespaced) | build | per decision (allowed) | per decision (denied) | update: RoleBinding elsewhere / RoleBinding in the namespace / ClusterRoleBinding"
     );
     for n in [10usize, 1_000, 10_000, 100_000] {
         let mut crb: Vec<Value> = (0..n)
@@ -64,8 +69,50 @@ fn main() {
             started.elapsed().as_nanos() as f64 / rounds as f64
         };
         let (allowed, refused) = (time(&request), time(&denied));
+        let keyed = |objects: &[Value]| -> BTreeMap<String, Value> {
+            objects
+                .iter()
+                .map(|o| {
+                    let m = &o["metadata"];
+                    let name = m["name"].as_str().unwrap_or_default();
+                    match m["namespace"].as_str() {
+                        Some(ns) => (format!("{ns}/{name}"), o.clone()),
+                        None => (name.to_string(), o.clone()),
+                    }
+                })
+                .collect()
+        };
+        let (cr_map, roles_map, crb_map) = (keyed(&cr), BTreeMap::new(), keyed(&crb));
+        let mut rb_map = keyed(&rb);
+        rb_map.insert(
+            "other/b".into(),
+            json!({"metadata": {"name": "b", "namespace": "other"},
+                "subjects": [{"kind": "User", "name": "bob"}],
+                "roleRef": {"kind": "ClusterRole", "name": "reader"}}),
+        );
+        let objects = RbacObjects {
+            cluster_roles: &cr_map,
+            roles: &roles_map,
+            cluster_role_bindings: &crb_map,
+            role_bindings: &rb_map,
+        };
+        let update = |changes: RbacChanges| {
+            let started = Instant::now();
+            std::hint::black_box(idx.rebuilt(&changes, &objects));
+            started.elapsed().as_secs_f64() * 1e3
+        };
+        let in_ns = |ns: &str| RbacChanges {
+            role_binding_namespaces: [ns.to_string()].into(),
+            ..Default::default()
+        };
+        let elsewhere = update(in_ns("other"));
+        let crowded = update(in_ns("team"));
+        let cluster = update(RbacChanges {
+            cluster_role_bindings: true,
+            ..Default::default()
+        });
         println!(
-            "{} + {n} | {:.1} ms | {allowed:.0} ns | {refused:.0} ns",
+            "{} + {n} | {:.1} ms | {allowed:.0} ns | {refused:.0} ns | {elsewhere:.3} / {crowded:.1} / {cluster:.1} ms",
             n + 1,
             build.as_secs_f64() * 1e3
         );

@@ -39,19 +39,14 @@ const FULL_RESYNC: Duration = Duration::from_secs(60);
 pub struct Controller {
     api: Arc<GenericApiServer>,
     crds: Store,
-    storage: EtcdStorage,
-    prefix: String,
+    /// How custom resource stores are made.
+    stores: serving::StoreConfig,
     /// uid → (compiled-for key, stores of the served versions).
     served: Mutex<HashMap<String, (String, Vec<serving::Served>)>>,
-    /// The memory budget of each custom resource version's watch cache;
-    /// `None`: no watch caches (`--watch-cache=false`).
-    watch_cache: Option<usize>,
     wake: Notify,
     openapi: Arc<crate::openapi::OpenApi>,
     /// Set after the first complete pass (readiness).
     synced: Arc<std::sync::atomic::AtomicBool>,
-    /// The admission chain of every custom resource's store.
-    admission: apiserver::admission::AdmissionChain,
 }
 
 fn names_of(crd_obj: &Value) -> Value {
@@ -63,28 +58,23 @@ fn names_of(crd_obj: &Value) -> Value {
 }
 
 impl Controller {
-    /// A controller for the CRDs in `crds`, serving through `api`.
+    /// A controller for the CRDs in `crds`, serving through `api` the
+    /// custom resources' stores made as `stores` says.
     pub fn new(
         api: Arc<GenericApiServer>,
         crds: Store,
-        storage: EtcdStorage,
-        prefix: &str,
+        stores: serving::StoreConfig,
         openapi: Arc<crate::openapi::OpenApi>,
         synced: Arc<std::sync::atomic::AtomicBool>,
-        admission: apiserver::admission::AdmissionChain,
-        watch_cache: Option<usize>,
     ) -> Arc<Self> {
         Arc::new(Controller {
             api,
             crds,
-            storage,
-            prefix: prefix.to_string(),
+            stores,
             served: Mutex::new(HashMap::new()),
-            watch_cache,
             wake: Notify::new(),
             openapi,
             synced,
-            admission,
         })
     }
 
@@ -115,7 +105,7 @@ impl Controller {
 
     /// The etcd client and key prefix the controller works with.
     pub fn storage(&self) -> (&EtcdStorage, &str) {
-        (&self.storage, &self.prefix)
+        (&self.stores.storage, &self.stores.prefix)
     }
 
     async fn watch_loop(&self) {
@@ -320,8 +310,7 @@ impl Controller {
         }
         let name = meta::name(crd_obj).to_string();
         // Uncached: these stores live for one cleanup pass.
-        let stores =
-            serving::stores_for(crd_obj, &self.storage, &self.prefix, &self.admission, None);
+        let stores = serving::stores_for(crd_obj, &self.stores.uncached());
         let mut remaining = 0;
         if let Some(store) = stores.first().map(|s| &s.store) {
             let ctx = WriteContext::default();
@@ -438,13 +427,7 @@ impl Controller {
             );
             let stale = served.get(&uid).is_none_or(|(k, _)| *k != key);
             if stale {
-                let stores = serving::stores_for(
-                    obj,
-                    &self.storage,
-                    &self.prefix,
-                    &self.admission,
-                    self.watch_cache,
-                );
+                let stores = serving::stores_for(obj, &self.stores);
                 if let Some((_, old)) = served.insert(uid.clone(), (key, stores)) {
                     old.iter().for_each(serving::Served::stop_cache);
                 }

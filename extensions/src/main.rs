@@ -120,12 +120,14 @@ async fn main() -> anyhow::Result<()> {
     controller::Controller::new(
         api.clone(),
         crds,
-        storage.clone(),
-        &prefix,
+        serving::StoreConfig {
+            storage: storage.clone(),
+            prefix: prefix.clone(),
+            admission,
+            watch_cache,
+        },
         openapi,
         synced,
-        admission,
-        watch_cache,
     )
     .spawn();
     apiserver::server::run(

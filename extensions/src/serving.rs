@@ -313,13 +313,34 @@ impl Served {
 }
 
 /// What is compiled once per CRD generation: the stores of its served versions.
-pub fn stores_for(
-    crd_obj: &Value,
-    storage: &EtcdStorage,
-    prefix: &str,
-    admission: &AdmissionChain,
-    watch_cache: Option<usize>,
-) -> Vec<Served> {
+/// What every custom resource store is made with: the etcd client and key
+/// prefix, the admission chain, and the budget of each served version's
+/// watch cache (`None`: no caches).
+#[derive(Clone)]
+pub struct StoreConfig {
+    pub storage: EtcdStorage,
+    pub prefix: String,
+    pub admission: AdmissionChain,
+    pub watch_cache: Option<usize>,
+}
+
+impl StoreConfig {
+    /// The same stores without watch caches (for stores used once).
+    pub fn uncached(&self) -> StoreConfig {
+        StoreConfig {
+            watch_cache: None,
+            ..self.clone()
+        }
+    }
+}
+
+pub fn stores_for(crd_obj: &Value, config: &StoreConfig) -> Vec<Served> {
+    let StoreConfig {
+        storage,
+        prefix,
+        admission,
+        watch_cache,
+    } = config;
     let group = crd::spec_str(crd_obj, &["group"]).to_string();
     let names = crd_obj
         .get("status")
@@ -438,7 +459,7 @@ pub fn stores_for(
             // cache loads would be missing from it, where an etcd read
             // reports the failure.
             if let (Some(max_bytes), Converter::None) = (watch_cache, &*converter) {
-                store = store.with_watch_cache(max_bytes);
+                store = store.with_watch_cache(*max_bytes);
             }
             Served {
                 store,

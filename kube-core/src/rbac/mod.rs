@@ -7,14 +7,16 @@ pub mod aggregation;
 pub mod escalation;
 pub mod policy;
 
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use apiserver::authorization::rbac::{RbacAuthorizer, RbacIndex};
+use apiserver::authorization::rbac::{RbacAuthorizer, RbacChanges, RbacObjects};
 use apiserver::registry::catalog::Catalog;
 use apiserver::registry::informer::{self, Mirror};
 use apiserver::registry::store::WriteContext;
+use serde_json::Value;
 use tokio::sync::watch;
 
 const GROUP: &str = "rbac.authorization.k8s.io";
@@ -44,9 +46,58 @@ pub fn start_mirrors(groups: &Catalog) -> Option<RbacMirrors> {
     })
 }
 
-/// Runs forever: rebuilds `authorizer`'s index whenever an RBAC object
-/// changes (a burst of changes costs one rebuild).
+/// The resourceVersion of each object of one kind the index was last built
+/// from.
+#[derive(Default)]
+struct Seen(HashMap<String, String>);
+
+impl Seen {
+    /// Records `objects` (a mirror: keyed by name, or `<namespace>/<name>`)
+    /// and returns the namespaces (`""` for cluster-scoped objects) of the
+    /// objects added, changed or removed since the last call.
+    fn update(&mut self, objects: &BTreeMap<String, Value>) -> BTreeSet<String> {
+        let namespace_of = |key: &str| {
+            key.split_once('/')
+                .map(|(ns, _)| ns.to_string())
+                .unwrap_or_default()
+        };
+        let mut changed = BTreeSet::new();
+        for (key, obj) in objects {
+            let rv = obj
+                .pointer("/metadata/resourceVersion")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            if self.0.get(key).map(String::as_str) != Some(rv) {
+                changed.insert(namespace_of(key));
+                self.0.insert(key.clone(), rv.to_string());
+            }
+        }
+        // Every current key is recorded now: more recorded keys than
+        // objects means some were removed.
+        if self.0.len() > objects.len() {
+            self.0.retain(|key, _| {
+                let kept = objects.contains_key(key);
+                if !kept {
+                    changed.insert(namespace_of(key));
+                }
+                kept
+            });
+        }
+        changed
+    }
+}
+
+/// Runs forever: updates `authorizer`'s index whenever an RBAC object
+/// changes (a burst of changes costs one update), rebuilding only the parts
+/// that changed: a RoleBinding written in one namespace re-indexes that
+/// namespace's RoleBindings, not the cluster's.
 pub async fn feed(mut m: RbacMirrors, authorizer: Arc<RbacAuthorizer>) {
+    let (mut cr_seen, mut r_seen, mut crb_seen, mut rb_seen) = (
+        Seen::default(),
+        Seen::default(),
+        Seen::default(),
+        Seen::default(),
+    );
     loop {
         {
             let (cr, r, crb, rb) = (
@@ -56,12 +107,20 @@ pub async fn feed(mut m: RbacMirrors, authorizer: Arc<RbacAuthorizer>) {
                 m.role_bindings.borrow_and_update(),
             );
             let synced = cr.synced && r.synced && crb.synced && rb.synced;
-            let index = RbacIndex::build(
-                cr.objects.values(),
-                r.objects.values(),
-                crb.objects.values(),
-                rb.objects.values(),
-            );
+            let changes = RbacChanges {
+                cluster_roles: !cr_seen.update(&cr.objects).is_empty(),
+                role_namespaces: r_seen.update(&r.objects),
+                cluster_role_bindings: !crb_seen.update(&crb.objects).is_empty(),
+                role_binding_namespaces: rb_seen.update(&rb.objects),
+            };
+            let objects = RbacObjects {
+                cluster_roles: &cr.objects,
+                roles: &r.objects,
+                cluster_role_bindings: &crb.objects,
+                role_bindings: &rb.objects,
+            };
+            // The first pass finds every object new: a full build.
+            let index = authorizer.snapshot().rebuilt(&changes, &objects);
             authorizer.replace(index, synced);
         }
         let changed = tokio::select! {
@@ -105,4 +164,46 @@ pub async fn ensure_bootstrap_policy(groups: Arc<Catalog>, done: Arc<AtomicBool>
     }
     done.store(true, Ordering::SeqCst);
     tracing::info!("bootstrap RBAC policy in place");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn obj(rv: &str) -> Value {
+        json!({"metadata": {"resourceVersion": rv}})
+    }
+
+    #[test]
+    fn seen_reports_the_namespaces_of_added_changed_and_removed_objects() {
+        let mut seen = Seen::default();
+        let mut objects: BTreeMap<String, Value> = [
+            ("a/x".to_string(), obj("1")),
+            ("a/y".to_string(), obj("2")),
+            ("b/x".to_string(), obj("3")),
+        ]
+        .into();
+        assert_eq!(
+            seen.update(&objects),
+            ["a".to_string(), "b".to_string()].into()
+        );
+        assert!(seen.update(&objects).is_empty(), "nothing changed");
+
+        objects.insert("a/y".into(), obj("4"));
+        assert_eq!(seen.update(&objects), ["a".to_string()].into());
+        // One removed and one added in the same burst (equal counts).
+        objects.remove("b/x");
+        objects.insert("c/x".into(), obj("5"));
+        assert_eq!(
+            seen.update(&objects),
+            ["b".to_string(), "c".to_string()].into()
+        );
+
+        // Cluster-scoped objects are keyed by name: namespace "".
+        let mut cluster = Seen::default();
+        let roles: BTreeMap<String, Value> = [("admin".to_string(), obj("1"))].into();
+        assert_eq!(cluster.update(&roles), [String::new()].into());
+        assert!(cluster.update(&BTreeMap::new()) == [String::new()].into());
+    }
 }

@@ -18,7 +18,7 @@
 //! - RBAC only ever allows: without a matching rule it has no opinion, with
 //!   the reason naming missing roles (`RBAC: clusterrole... not found`).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 
@@ -150,10 +150,10 @@ struct Binding {
 
 impl Binding {
     fn from_json(v: &Value) -> Self {
-        let meta = v.get("metadata").cloned().unwrap_or(Value::Null);
-        let role_ref = v.get("roleRef").cloned().unwrap_or(Value::Null);
+        let meta = v.get("metadata").unwrap_or(&Value::Null);
+        let role_ref = v.get("roleRef").unwrap_or(&Value::Null);
         Binding {
-            namespace: str_at(&meta, "namespace").to_string(),
+            namespace: str_at(meta, "namespace").to_string(),
             subjects: v
                 .get("subjects")
                 .and_then(Value::as_array)
@@ -165,8 +165,8 @@ impl Binding {
                     namespace: str_at(s, "namespace").to_string(),
                 })
                 .collect(),
-            role_kind: str_at(&role_ref, "kind").to_string(),
-            role_name: str_at(&role_ref, "name").to_string(),
+            role_kind: str_at(role_ref, "kind").to_string(),
+            role_name: str_at(role_ref, "name").to_string(),
         }
     }
 
@@ -264,13 +264,17 @@ impl BindingSet {
 
 /// The RBAC objects, indexed for authorization: roles by name, bindings by
 /// namespace and subject (a request's cost does not grow with the number
-/// of bindings that do not name its user).
-#[derive(Default)]
+/// of bindings that do not name its user). Each part (all ClusterRoles, all
+/// ClusterRoleBindings, one namespace's Roles, one namespace's
+/// RoleBindings) is shared between an index and the next one
+/// [`RbacIndex::rebuilt`] makes, so a change costs the parts it touches.
+#[derive(Default, Clone)]
 pub struct RbacIndex {
-    cluster_roles: HashMap<String, Arc<Vec<PolicyRule>>>,
-    roles: HashMap<(String, String), Arc<Vec<PolicyRule>>>,
-    cluster_role_bindings: BindingSet,
-    role_bindings: HashMap<String, BindingSet>,
+    cluster_roles: Arc<HashMap<String, Arc<Vec<PolicyRule>>>>,
+    /// Namespace → Role name → rules.
+    roles: HashMap<String, Arc<HashMap<String, Arc<Vec<PolicyRule>>>>>,
+    cluster_role_bindings: Arc<BindingSet>,
+    role_bindings: HashMap<String, Arc<BindingSet>>,
 }
 
 /// Where the rules a visitor sees come from.
@@ -281,6 +285,63 @@ pub enum RuleSource<'a> {
     Missing(String),
 }
 
+/// The RBAC objects an index is built from, as an informer mirrors them:
+/// cluster-scoped ones keyed by name, namespaced ones by
+/// `<namespace>/<name>` (so one namespace's objects are one key range).
+pub struct RbacObjects<'a> {
+    pub cluster_roles: &'a BTreeMap<String, Value>,
+    pub roles: &'a BTreeMap<String, Value>,
+    pub cluster_role_bindings: &'a BTreeMap<String, Value>,
+    pub role_bindings: &'a BTreeMap<String, Value>,
+}
+
+/// Which parts of an [`RbacIndex`] changed: the ClusterRoles, the
+/// ClusterRoleBindings (each one part), and the namespaces whose Roles or
+/// RoleBindings did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct RbacChanges {
+    pub cluster_roles: bool,
+    pub cluster_role_bindings: bool,
+    pub role_namespaces: BTreeSet<String>,
+    pub role_binding_namespaces: BTreeSet<String>,
+}
+
+impl RbacChanges {
+    /// Whether nothing changed.
+    pub fn is_empty(&self) -> bool {
+        *self == RbacChanges::default()
+    }
+}
+
+/// The objects of `objects` (keyed `<namespace>/<name>`) in `namespace`.
+fn in_namespace<'a>(
+    objects: &'a BTreeMap<String, Value>,
+    namespace: &str,
+) -> impl Iterator<Item = &'a Value> + 'a {
+    // `/` is followed by `0` in byte order: the range holds exactly the
+    // keys `<namespace>/…`.
+    objects
+        .range(format!("{namespace}/")..format!("{namespace}0"))
+        .map(|(_, v)| v)
+}
+
+fn role_map<'a>(
+    roles: impl IntoIterator<Item = &'a Value>,
+) -> HashMap<String, Arc<Vec<PolicyRule>>> {
+    roles
+        .into_iter()
+        .map(|r| (meta_str(r, "name").to_string(), rules_of(r)))
+        .collect()
+}
+
+fn binding_set<'a>(bindings: impl IntoIterator<Item = &'a Value>) -> BindingSet {
+    let mut set = BindingSet::default();
+    for b in bindings {
+        set.push(Binding::from_json(b));
+    }
+    set
+}
+
 impl RbacIndex {
     /// Indexes the four kinds' objects (their JSON as stored).
     pub fn build<'a>(
@@ -289,37 +350,85 @@ impl RbacIndex {
         cluster_role_bindings: impl IntoIterator<Item = &'a Value>,
         role_bindings: impl IntoIterator<Item = &'a Value>,
     ) -> Self {
-        let mut idx = RbacIndex::default();
-        for r in cluster_roles {
-            idx.cluster_roles
-                .insert(meta_str(r, "name").to_string(), rules_of(r));
-        }
+        let mut roles_by_ns: BTreeMap<&str, Vec<&Value>> = BTreeMap::new();
         for r in roles {
-            idx.roles.insert(
-                (
-                    meta_str(r, "namespace").to_string(),
-                    meta_str(r, "name").to_string(),
-                ),
-                rules_of(r),
-            );
+            roles_by_ns
+                .entry(meta_str(r, "namespace"))
+                .or_default()
+                .push(r);
         }
-        for b in cluster_role_bindings {
-            idx.cluster_role_bindings.push(Binding::from_json(b));
-        }
+        let mut bindings_by_ns: BTreeMap<&str, Vec<&Value>> = BTreeMap::new();
         for b in role_bindings {
-            let b = Binding::from_json(b);
-            idx.role_bindings
-                .entry(b.namespace.clone())
+            bindings_by_ns
+                .entry(meta_str(b, "namespace"))
                 .or_default()
                 .push(b);
         }
-        idx
+        RbacIndex {
+            cluster_roles: Arc::new(role_map(cluster_roles)),
+            roles: roles_by_ns
+                .into_iter()
+                .map(|(ns, rs)| (ns.to_string(), Arc::new(role_map(rs))))
+                .collect(),
+            cluster_role_bindings: Arc::new(binding_set(cluster_role_bindings)),
+            role_bindings: bindings_by_ns
+                .into_iter()
+                .map(|(ns, bs)| (ns.to_string(), Arc::new(binding_set(bs))))
+                .collect(),
+        }
+    }
+
+    /// Every part of `objects` indexed.
+    pub fn of(objects: &RbacObjects<'_>) -> Self {
+        Self::build(
+            objects.cluster_roles.values(),
+            objects.roles.values(),
+            objects.cluster_role_bindings.values(),
+            objects.role_bindings.values(),
+        )
+    }
+
+    /// This index with the parts in `changes` rebuilt from `objects` (the
+    /// current state of all four kinds) and every other part shared: a
+    /// RoleBinding written in one namespace costs that namespace's
+    /// bindings, not every binding in the cluster. The result equals
+    /// [`RbacIndex::of`] `objects` when `changes` names every part that
+    /// differs.
+    pub fn rebuilt(&self, changes: &RbacChanges, objects: &RbacObjects<'_>) -> Self {
+        let mut next = self.clone();
+        if changes.cluster_roles {
+            next.cluster_roles = Arc::new(role_map(objects.cluster_roles.values()));
+        }
+        if changes.cluster_role_bindings {
+            next.cluster_role_bindings =
+                Arc::new(binding_set(objects.cluster_role_bindings.values()));
+        }
+        for ns in &changes.role_namespaces {
+            let roles = role_map(in_namespace(objects.roles, ns));
+            if roles.is_empty() {
+                next.roles.remove(ns);
+            } else {
+                next.roles.insert(ns.clone(), Arc::new(roles));
+            }
+        }
+        for ns in &changes.role_binding_namespaces {
+            let set = binding_set(in_namespace(objects.role_bindings, ns));
+            if set.bindings.is_empty() {
+                next.role_bindings.remove(ns);
+            } else {
+                next.role_bindings.insert(ns.clone(), Arc::new(set));
+            }
+        }
+        next
     }
 
     fn role_rules(&self, b: &Binding) -> Result<&[PolicyRule], String> {
         let found = match b.role_kind.as_str() {
             "ClusterRole" => self.cluster_roles.get(&b.role_name),
-            "Role" => self.roles.get(&(b.namespace.clone(), b.role_name.clone())),
+            "Role" => self
+                .roles
+                .get(&b.namespace)
+                .and_then(|roles| roles.get(&b.role_name)),
             _ => None,
         };
         found
@@ -346,7 +455,7 @@ impl RbacIndex {
     ) -> Option<Vec<PolicyRule>> {
         let found = match kind {
             "ClusterRole" => self.cluster_roles.get(name),
-            "Role" => self.roles.get(&(namespace.to_string(), name.to_string())),
+            "Role" => self.roles.get(namespace).and_then(|roles| roles.get(name)),
             _ => None,
         };
         found.map(|r| r.as_ref().clone())

@@ -269,3 +269,144 @@ fn bindings_are_found_by_user_group_and_service_account() {
     let (rules, _) = idx.rules_for(&noisy, "team");
     assert_eq!(rules.len(), 2, "user-42's and group-7's bindings only");
 }
+
+/// `objects` keyed as an informer mirrors them (name, or namespace/name).
+fn mirror(objects: &[Value]) -> BTreeMap<String, Value> {
+    objects
+        .iter()
+        .map(|o| {
+            let (ns, name) = (meta_str(o, "namespace"), meta_str(o, "name"));
+            let key = if ns.is_empty() {
+                name.to_string()
+            } else {
+                format!("{ns}/{name}")
+            };
+            (key, o.clone())
+        })
+        .collect()
+}
+
+#[test]
+fn a_rebuilt_index_decides_as_a_full_build_and_shares_what_did_not_change() {
+    let reader = |name: &str, resource: &str| {
+        json!({"metadata": {"name": name}, "rules": [
+            {"apiGroups": [""], "resources": [resource], "verbs": ["get"]}]})
+    };
+    let rb = |ns: &str, name: &str, user: &str, role: &str| {
+        json!({"metadata": {"name": name, "namespace": ns},
+            "roleRef": {"kind": "ClusterRole", "name": role},
+            "subjects": [{"kind": "User", "name": user}]})
+    };
+    let mut cr = mirror(&[reader("pods", "pods"), reader("cms", "configmaps")]);
+    let mut roles = mirror(&[
+        json!({"metadata": {"name": "r", "namespace": "a"}, "rules": [
+        {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}]}),
+    ]);
+    let mut crb = mirror(&[]);
+    let mut rbs = mirror(&[
+        rb("a", "x", "alice", "pods"),
+        rb("ab", "x", "alice", "cms"),
+        rb("b", "x", "bob", "pods"),
+    ]);
+    type Map = BTreeMap<String, Value>;
+    fn objects<'a>(cr: &'a Map, roles: &'a Map, crb: &'a Map, rbs: &'a Map) -> RbacObjects<'a> {
+        RbacObjects {
+            cluster_roles: cr,
+            roles,
+            cluster_role_bindings: crb,
+            role_bindings: rbs,
+        }
+    }
+    let before = RbacIndex::of(&objects(&cr, &roles, &crb, &rbs));
+
+    // In namespace a: alice loses her binding, carol gains one with a Role;
+    // the ClusterRole `cms` grants services now; a ClusterRoleBinding
+    // appears. Namespace ab (a prefix of another name) and b do not change.
+    rbs.remove("a/x");
+    rbs.extend(mirror(&[
+        json!({"metadata": {"name": "y", "namespace": "a"},
+        "roleRef": {"kind": "Role", "name": "r"},
+        "subjects": [{"kind": "User", "name": "carol"}]}),
+    ]));
+    cr.extend(mirror(&[reader("cms", "services")]));
+    crb.extend(mirror(&[json!({"metadata": {"name": "d"},
+        "roleRef": {"kind": "ClusterRole", "name": "pods"},
+        "subjects": [{"kind": "User", "name": "dave"}]})]));
+    roles.extend(mirror(&[
+        json!({"metadata": {"name": "r2", "namespace": "c"}, "rules": []}),
+    ]));
+    let changes = RbacChanges {
+        cluster_roles: true,
+        cluster_role_bindings: true,
+        role_namespaces: ["c".to_string()].into(),
+        role_binding_namespaces: ["a".to_string()].into(),
+    };
+    let now = objects(&cr, &roles, &crb, &rbs);
+    let rebuilt = before.rebuilt(&changes, &now);
+    let full = RbacIndex::of(&now);
+
+    let cases = [
+        ("alice", "pods", "a"),
+        ("alice", "services", "ab"),
+        ("alice", "configmaps", "ab"),
+        ("carol", "secrets", "a"),
+        ("bob", "pods", "b"),
+        ("dave", "pods", "b"),
+        ("dave", "pods", ""),
+    ];
+    for (who, resource, ns) in cases {
+        let u = user(who, &[]);
+        let r = req("get", "", resource, "", ns, "n");
+        assert_eq!(
+            rebuilt.decide(&u, &r),
+            full.decide(&u, &r),
+            "{who} {resource} in {ns:?}"
+        );
+    }
+    assert_eq!(
+        rebuilt.decide(
+            &user("carol", &[]),
+            &req("get", "", "secrets", "", "a", "s")
+        ),
+        Decision::Allow
+    );
+    assert_ne!(
+        rebuilt.decide(&user("alice", &[]), &req("get", "", "pods", "", "a", "p")),
+        Decision::Allow
+    );
+    assert_eq!(
+        rebuilt.decide(
+            &user("alice", &[]),
+            &req("get", "", "services", "", "ab", "s")
+        ),
+        Decision::Allow
+    );
+
+    // Untouched namespaces are the same parts, not copies.
+    assert!(Arc::ptr_eq(
+        &before.role_bindings["ab"],
+        &rebuilt.role_bindings["ab"]
+    ));
+    assert!(Arc::ptr_eq(
+        &before.role_bindings["b"],
+        &rebuilt.role_bindings["b"]
+    ));
+    assert!(Arc::ptr_eq(&before.roles["a"], &rebuilt.roles["a"]));
+    assert!(!Arc::ptr_eq(
+        &before.role_bindings["a"],
+        &rebuilt.role_bindings["a"]
+    ));
+
+    // A namespace left without bindings or roles drops out of the index.
+    rbs.retain(|k, _| !k.starts_with("b/"));
+    roles.retain(|k, _| !k.starts_with("c/"));
+    let changes = RbacChanges {
+        role_namespaces: ["c".to_string()].into(),
+        role_binding_namespaces: ["b".to_string()].into(),
+        ..Default::default()
+    };
+    let emptied = rebuilt.rebuilt(&changes, &objects(&cr, &roles, &crb, &rbs));
+    assert!(!emptied.role_bindings.contains_key("b"));
+    assert!(!emptied.roles.contains_key("c"));
+    assert!(Arc::ptr_eq(&rebuilt.cluster_roles, &emptied.cluster_roles));
+}
