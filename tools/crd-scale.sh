@@ -17,6 +17,8 @@ KC="$STATE/kubeconfig"
 SERVER=$(kubectl --kubeconfig "$KC" config view --minify -o jsonpath='{.clusters[0].cluster.server}')
 CURL=(curl -sS -o /dev/null --cacert "$STATE/pki/ca.crt" --cert "$STATE/pki/admin.crt" --key "$STATE/pki/admin.key")
 rss() { awk '/VmRSS/{printf "%.1f MiB", $2/1024}' "/proc/$(pgrep -x kube-extensions | head -1)/status"; }
+# CPU seconds (user + system) the extensions tier has used so far.
+cpu() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$(pgrep -x kube-extensions | head -1)/stat"; }
 
 echo "extensions RSS before: $(rss)"
 DOCS=$(mktemp /tmp/crd-scale.XXXXXX.yaml)
@@ -47,6 +49,7 @@ spec:
 ---
 EOF
 done
+cpu_before=$(cpu)
 start=$(date +%s.%N)
 kubectl --kubeconfig "$KC" create -f "$DOCS" >/dev/null
 created=$(date +%s.%N)
@@ -57,8 +60,10 @@ created=$(date +%s.%N)
 until [ "$(kubectl --kubeconfig "$KC" get crd -l scale-test=true \
     -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Established")].status}{"\n"}{end}' \
     | grep -c True)" -ge "$N" ]; do sleep 1; done
+cpu_after=$(cpu)
 rm -f "$DOCS"
-printf '%s CRDs created in %.1f s\n' "$N" "$(echo "$created - $start" | bc)"
+printf '%s CRDs created in %.1f s; extensions tier CPU until all Established: %.1f s\n' \
+  "$N" "$(echo "$created - $start" | bc)" "$(echo "$cpu_after - $cpu_before" | bc)"
 kubectl --kubeconfig "$KC" get crd -l scale-test=true -o json | python3 -c '
 import datetime, json, sys
 t = lambda s: datetime.datetime.fromisoformat(s.replace("Z", "+00:00"))

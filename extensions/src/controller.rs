@@ -43,10 +43,26 @@ pub struct Controller {
     stores: serving::StoreConfig,
     /// uid → (compiled-for key, stores of the served versions).
     served: Mutex<HashMap<String, (String, Vec<serving::Served>)>>,
+    /// The CRDs parsed from the cache (see [`Controller::all_crds`]).
+    parsed: Mutex<ParsedCrds>,
     wake: Notify,
     openapi: Arc<crate::openapi::OpenApi>,
     /// Set after the first complete pass (readiness).
     synced: Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// etcd key → (revision, the CRD parsed from the watch cache at it).
+type ParsedCrds = HashMap<Box<str>, (i64, Arc<Value>)>;
+
+/// `crd_obj` with the status of `new` (an object holding only a status).
+fn with_status(crd_obj: &Value, new: Value) -> Value {
+    let mut full = crd_obj.clone();
+    if let (Value::Object(m), Value::Object(mut n)) = (&mut full, new) {
+        if let Some(status) = n.remove("status") {
+            m.insert("status".into(), status);
+        }
+    }
+    full
 }
 
 fn names_of(crd_obj: &Value) -> Value {
@@ -72,6 +88,7 @@ impl Controller {
             crds,
             stores,
             served: Mutex::new(HashMap::new()),
+            parsed: Mutex::new(HashMap::new()),
             wake: Notify::new(),
             openapi,
             synced,
@@ -197,12 +214,17 @@ impl Controller {
                 .cloned()
                 .unwrap_or(Value::Null);
             let naming::Decision { accepted, conflict } = naming::decide(&wanted, &previous, t);
-            let mut new = obj.clone();
-            if let Some(st) = new.get_mut("status").and_then(Value::as_object_mut) {
+            // The status this pass wants, in an object of its own: the CRD
+            // is copied only when it is written.
+            let mut status = obj
+                .get("status")
+                .filter(|s| s.is_object())
+                .cloned()
+                .unwrap_or_else(|| json!({}));
+            if let Some(st) = status.as_object_mut() {
                 st.insert("acceptedNames".into(), accepted.clone());
-            } else if let Value::Object(m) = &mut new {
-                m.insert("status".into(), json!({"acceptedNames": accepted.clone()}));
             }
+            let mut new = json!({ "status": status });
             match &conflict {
                 None => {
                     conditions::set(
@@ -242,6 +264,7 @@ impl Controller {
                 && !conditions::is_true(&obj, "Established")
                 && !meta::is_deleting(&obj)
             {
+                let new = Arc::new(with_status(&obj, new));
                 serving.push(new.clone());
                 newly_established.push(new);
                 continue;
@@ -249,19 +272,19 @@ impl Controller {
             let mut current = obj;
             if new.get("status") != current.get("status") {
                 quiet = false;
-                let name = meta::name(&new).to_string();
+                let name = meta::name(&current).to_string();
                 match self
                     .crds
                     .update(
                         "",
                         &name,
                         Some(Subresource::Status),
-                        UpdateKind::Replace(new),
+                        UpdateKind::Replace(with_status(&current, new)),
                         &WriteContext::default(),
                     )
                     .await
                 {
-                    Ok(updated) => current = updated,
+                    Ok(updated) => current = Arc::new(updated),
                     Err(e) => {
                         tracing::debug!(crd = %name, error = %e.message, "updating CRD status");
                         continue;
@@ -287,7 +310,7 @@ impl Controller {
                     "",
                     &name,
                     Some(Subresource::Status),
-                    UpdateKind::Replace(new),
+                    UpdateKind::Replace(Arc::unwrap_or_clone(new)),
                     &WriteContext::default(),
                 )
                 .await
@@ -382,21 +405,43 @@ impl Controller {
 
     /// Every CRD, current (a consistent LIST), and the revision of the
     /// read: from the CRD watch cache once it has proved itself current,
-    /// from etcd otherwise.
-    async fn all_crds(&self) -> Result<(Vec<Value>, i64), ApiError> {
+    /// from etcd otherwise. A cached CRD is parsed once per revision: a
+    /// pass over 1,000 CRDs after one changed parses one.
+    async fn all_crds(&self) -> Result<(Vec<Arc<Value>>, i64), ApiError> {
         match self
             .crds
             .read_list("", &ListOptions::default(), ListForm::Decoded)
             .await?
         {
-            ListRead::Encoded(page) => Ok((
-                page.objects
-                    .iter()
-                    .map(|o| serde_json::from_slice(&o.bytes).map_err(ApiError::internal))
-                    .collect::<Result<_, _>>()?,
+            ListRead::Encoded(page) => {
+                let mut parsed = match self.parsed.lock() {
+                    Ok(p) => p,
+                    Err(p) => p.into_inner(),
+                };
+                let mut all = Vec::with_capacity(page.objects.len());
+                for o in &page.objects {
+                    let value = match parsed.get(&o.key) {
+                        Some((revision, v)) if *revision == o.revision => v.clone(),
+                        _ => {
+                            let v: Arc<Value> = Arc::new(
+                                serde_json::from_slice(&o.bytes).map_err(ApiError::internal)?,
+                            );
+                            parsed.insert(o.key.clone(), (o.revision, v.clone()));
+                            v
+                        }
+                    };
+                    all.push(value);
+                }
+                if parsed.len() > all.len() {
+                    let live: HashSet<&str> = page.objects.iter().map(|o| &*o.key).collect();
+                    parsed.retain(|k, _| live.contains(&**k));
+                }
+                Ok((all, page.resource_version))
+            }
+            ListRead::Decoded(page) => Ok((
+                page.items.into_iter().map(Arc::new).collect(),
                 page.resource_version,
             )),
-            ListRead::Decoded(page) => Ok((page.items, page.resource_version)),
             // Only asked for by `ListForm::Streamed`.
             ListRead::Streamed(_) => Err(ApiError::internal("a streamed list of CRDs")),
         }
@@ -404,7 +449,7 @@ impl Controller {
 
     /// Replaces the served groups: the CRD resource, then every served
     /// version of every Established CRD.
-    fn rebuild_routes(&self, established: &[Value]) {
+    fn rebuild_routes(&self, established: &[Arc<Value>]) {
         let mut groups = Catalog::default();
         groups.add(self.crds.clone());
         let mut served = match self.served.lock() {

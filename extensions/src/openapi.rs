@@ -50,7 +50,7 @@ pub struct OpenApi {
     /// The document of this tier's own kind (`apiextensions.k8s.io/v1`
     /// CustomResourceDefinition), built once at start.
     own: Option<Arc<apiserver::openapi::OpenApi>>,
-    crds: RwLock<Arc<Vec<Value>>>,
+    crds: RwLock<Arc<Vec<Arc<Value>>>>,
     /// (group, version) → (content key, document bytes).
     cache: Mutex<HashMap<(String, String), (u64, Arc<Vec<u8>>)>>,
     /// `/openapi/v2`: (content key, document bytes, ETag).
@@ -72,14 +72,14 @@ pub(crate) fn reversed_group(group: &str) -> String {
 impl OpenApi {
     /// Replaces the set of Established CRDs (cheap: documents are rebuilt
     /// only when requested and changed).
-    pub fn set_crds(&self, crds: Vec<Value>) {
+    pub fn set_crds(&self, crds: Vec<Arc<Value>>) {
         match self.crds.write() {
             Ok(mut c) => *c = Arc::new(crds),
             Err(p) => *p.into_inner() = Arc::new(crds),
         }
     }
 
-    fn crds(&self) -> Arc<Vec<Value>> {
+    fn crds(&self) -> Arc<Vec<Arc<Value>>> {
         match self.crds.read() {
             Ok(c) => c.clone(),
             Err(p) => p.into_inner().clone(),
@@ -87,7 +87,7 @@ impl OpenApi {
     }
 
     /// The CRDs serving `group`/`version` and a key of their contents.
-    fn members(crds: &[Value], group: &str, version: &str) -> (Vec<Value>, u64) {
+    fn members(crds: &[Arc<Value>], group: &str, version: &str) -> (Vec<Value>, u64) {
         let mut h = DefaultHasher::new();
         let mut out = Vec::new();
         for c in crds {
@@ -97,7 +97,7 @@ impl OpenApi {
                     .and_then(|m| m.get("generation"))
                     .and_then(Value::as_i64)
                     .hash(&mut h);
-                out.push(c.clone());
+                out.push((**c).clone());
             }
         }
         (out, h.finish())
@@ -481,7 +481,7 @@ mod tests {
             "spec": {"group": "example.com", "names": {"kind": "Widget", "plural": "widgets"},
                 "versions": [{"name": "v1", "served": true, "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object"}}}}}]}});
         let o = OpenApi::default();
-        o.set_crds(vec![crd]);
+        o.set_crds(vec![Arc::new(crd)]);
         let idx = o.index();
         let url = idx["paths"]["apis/example.com/v1"]["serverRelativeURL"]
             .as_str()

@@ -328,7 +328,7 @@ fn add_version(
 
 /// The `/openapi/v2` document: `own` (this tier's own kinds, a v2
 /// document) with every served version of `crds` added.
-pub fn build(crds: &[Value], own: Option<&[u8]>) -> Value {
+pub fn build(crds: &[std::sync::Arc<Value>], own: Option<&[u8]>) -> Value {
     let mut doc = own
         .and_then(|b| serde_json::from_slice::<Value>(b).ok())
         .filter(Value::is_object)
@@ -384,7 +384,7 @@ mod tests {
                         "properties": {"spec": {"type": "object"}}}}},
                     {"name": "v2", "served": false}]}});
         let own = serde_json::to_vec(&json!({"swagger": "2.0", "paths": {"/apis/apiextensions.k8s.io/v1/customresourcedefinitions": {}}})).unwrap();
-        let doc = build(&[crd], Some(&own));
+        let doc = build(&[std::sync::Arc::new(crd)], Some(&own));
         let def = &doc["definitions"]["com.example.stable.v1.CronTab"];
         assert_eq!(
             def["x-kubernetes-group-version-kind"],
