@@ -15,16 +15,8 @@ const WIDGETS: &str = "/apis/example.com/v1/namespaces/default/widgets";
 /// `apiserver_resource_objects` for widgets on the extensions tier: what its
 /// watch caches hold (-1 while one loads); `None` when no cache reports.
 async fn cached_widgets(c: &TestCluster) -> Option<i64> {
-    let port = c.cluster.ports().extensions;
-    let text = c
-        .http(Auth::AdminCert)
-        .get(format!("https://127.0.0.1:{port}/metrics"))
-        .send()
-        .await
-        .ok()?
-        .text()
-        .await
-        .ok()?;
+    let base = format!("https://127.0.0.1:{}", c.cluster.ports().extensions);
+    let text = crate::harness::metrics_text(&c.http(Auth::AdminCert), &base).await?;
     text.lines()
         .find(|l| {
             l.starts_with("apiserver_resource_objects{") && l.contains("resource=\"widgets\"")

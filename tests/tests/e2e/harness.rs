@@ -281,6 +281,17 @@ impl TestCluster {
     }
 }
 
+/// The text of `<base>/metrics`; `None` when it cannot be read.
+pub async fn metrics_text(http: &reqwest::Client, base: &str) -> Option<String> {
+    http.get(format!("{base}/metrics"))
+        .send()
+        .await
+        .ok()?
+        .text()
+        .await
+        .ok()
+}
+
 /// Asserts a response is a Status with the given code and reason, returning it.
 pub async fn expect_status(resp: reqwest::Response, code: u16, reason: &str) -> serde_json::Value {
     let got = resp.status().as_u16();

@@ -17,14 +17,7 @@ const LEASE: &str =
 /// `leader_election_master_status{name="kube-core-controllers"}` of the
 /// replica at `base` (`None` when unreachable).
 async fn leading(http: &reqwest::Client, base: &str) -> Option<bool> {
-    let text = http
-        .get(format!("{base}/metrics"))
-        .send()
-        .await
-        .ok()?
-        .text()
-        .await
-        .ok()?;
+    let text = crate::harness::metrics_text(http, base).await?;
     text.lines()
         .find(|l| l.starts_with("leader_election_master_status{name=\"kube-core-controllers\"}"))
         .map(|l| l.trim_end().ends_with(" 1"))

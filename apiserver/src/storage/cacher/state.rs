@@ -51,7 +51,7 @@ struct Inner {
     oldest: i64,
     bytes: usize,
     /// The live events' channel, made when the first watcher subscribes: a
-    /// channel preallocates its whole ring (8,192 slots, about 256 KiB), which
+    /// channel preallocates its whole ring (8,192 slots of about 40 bytes), which
     /// a resource nobody watches (most of a server's, or a thousand CRDs')
     /// should not pay for. Subscriptions are taken under the read lock and
     /// events sent under the write lock, so a subscriber misses nothing
