@@ -29,6 +29,14 @@ use crate::state::State;
 /// How often every source is asked again.
 const PERIOD: Duration = Duration::from_secs(60);
 
+/// After the local chain's discovery changes, how long it must stay
+/// unchanged before the documents are downloaded again, so that a burst of
+/// CRD writes (an operator's install, 1,000 CRDs) costs the extensions tier
+/// one rebuild of its document per burst instead of one per CRD ...
+const SETTLE: Duration = Duration::from_millis(500);
+/// ... and the longest a continuing burst delays the download.
+const SETTLE_AT_MOST: Duration = Duration::from_secs(5);
+
 /// One source's cached document.
 #[derive(Clone)]
 struct Cached {
@@ -212,11 +220,30 @@ impl OpenApiV2 {
                     None => std::future::pending::<()>().await,
                 }
             };
-            tokio::select! {
-                _ = changes.changed() => {}
-                _ = local_changed => {}
-                _ = tokio::time::sleep(PERIOD) => {}
+            let settle = tokio::select! {
+                _ = changes.changed() => false,
+                _ = local_changed => true,
+                _ = tokio::time::sleep(PERIOD) => false,
+            };
+            if let (true, Some(l)) = (settle, local.as_mut()) {
+                settled(l).await;
             }
+        }
+    }
+}
+
+/// Returns once `changes` has not changed for [`SETTLE`], or after
+/// [`SETTLE_AT_MOST`].
+async fn settled(changes: &mut tokio::sync::watch::Receiver<u64>) {
+    let deadline = tokio::time::Instant::now() + SETTLE_AT_MOST;
+    loop {
+        tokio::select! {
+            changed = changes.changed() => {
+                if changed.is_err() || tokio::time::Instant::now() >= deadline {
+                    return;
+                }
+            }
+            _ = tokio::time::sleep(SETTLE) => return,
         }
     }
 }
