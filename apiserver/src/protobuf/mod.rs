@@ -363,6 +363,8 @@ mod malformed_tests;
 #[cfg(test)]
 mod misc_kinds_tests;
 #[cfg(test)]
+mod pod_v1_36_tests;
+#[cfg(test)]
 mod prost_tests;
 #[cfg(test)]
 mod resource_tests;

@@ -199,6 +199,27 @@ fn strip_newer_than_k8s_pb(api_version: &str, kind: &str, object: &mut Value) {
         ("resource.k8s.io/v1", "ResourceSlice", Some(spec)) => strip_resource_slice(spec),
         _ => {}
     }
+    strip_v1_36_pod_fields(object);
+}
+
+/// The pod fields v1.36 added (a pod spec's `schedulingGroup`, a pod
+/// status's `nodeAllocatableResourceClaimStatuses`, a volume mount status's
+/// `volumeStatus`, a resource health's `message`), wherever a pod spec or
+/// status is nested (templates of workloads too).
+fn strip_v1_36_pod_fields(value: &mut Value) {
+    match value {
+        Value::Object(fields) => {
+            fields.remove("schedulingGroup");
+            fields.remove("nodeAllocatableResourceClaimStatuses");
+            fields.remove("volumeStatus");
+            if fields.contains_key("resourceID") {
+                fields.remove("message");
+            }
+            fields.values_mut().for_each(strip_v1_36_pod_fields);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_v1_36_pod_fields),
+        _ => {}
+    }
 }
 
 /// A device's `nodeAllocatableResourceMappings` (13) and the list-valued

@@ -240,6 +240,7 @@ pub(super) const MESSAGES: &[Message] = &[
             m(11, "config", "core.v1.NodeConfigStatus"),
             rm(12, "runtimeHandlers", "core.v1.NodeRuntimeHandler"),
             m(13, "features", "core.v1.NodeFeatures"),
+            rs(14, "declaredFeatures"),
         ],
     ),
     msg("core.v1.NodeSwapStatus", &[int64p(1, "capacity")]),

@@ -60,6 +60,7 @@ pub(super) const MESSAGES: &[Message] = &[
             b(16, "stdin"),
             b(17, "stdinOnce"),
             b(18, "tty"),
+            rm(25, "restartPolicyRules", "core.v1.ContainerRestartRule"),
         ],
     ),
     msg(
@@ -152,6 +153,7 @@ pub(super) const MESSAGES: &[Message] = &[
             m(2, "resourceFieldRef", "core.v1.ResourceFieldSelector"),
             m(3, "configMapKeyRef", "core.v1.ConfigMapKeySelector"),
             m(4, "secretKeyRef", "core.v1.SecretKeySelector"),
+            m(5, "fileKeyRef", "core.v1.FileKeySelector"),
         ],
     ),
     msg(
@@ -192,6 +194,7 @@ pub(super) const MESSAGES: &[Message] = &[
             b(16, "stdin"),
             b(17, "stdinOnce"),
             b(18, "tty"),
+            rm(25, "restartPolicyRules", "core.v1.ContainerRestartRule"),
         ],
     ),
     msg("core.v1.ExecAction", &[rs(1, "command")]),
@@ -422,6 +425,8 @@ pub(super) const MESSAGES: &[Message] = &[
             rm(38, "schedulingGates", "core.v1.PodSchedulingGate"),
             rm(39, "resourceClaims", "core.v1.PodResourceClaim"),
             m(40, "resources", "core.v1.ResourceRequirements"),
+            sp(41, "hostnameOverride"),
+            m(43, "schedulingGroup", "core.v1.PodSchedulingGroup"),
         ],
     ),
     msg(
@@ -447,6 +452,18 @@ pub(super) const MESSAGES: &[Message] = &[
                 15,
                 "resourceClaimStatuses",
                 "core.v1.PodResourceClaimStatus",
+            ),
+            m(
+                18,
+                "extendedResourceClaimStatus",
+                "core.v1.PodExtendedResourceClaimStatus",
+            ),
+            msq(19, "allocatedResources"),
+            m(20, "resources", "core.v1.ResourceRequirements"),
+            rm(
+                21,
+                "nodeAllocatableResourceClaimStatuses",
+                "core.v1.NodeAllocatableResourceClaimStatus",
             ),
         ],
     ),
@@ -503,7 +520,7 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     msg(
         "core.v1.ResourceHealth",
-        &[s(1, "resourceID"), s(2, "health")],
+        &[s(1, "resourceID"), s(2, "health"), sp(6, "message")],
     ),
     msg(
         "core.v1.ResourceRequirements",
@@ -607,6 +624,7 @@ pub(super) const MESSAGES: &[Message] = &[
             s(2, "mountPath"),
             b(3, "readOnly"),
             s(4, "recursiveReadOnly"),
+            m(5, "volumeStatus", "core.v1.VolumeStatus"),
         ],
     ),
     msg(
@@ -624,5 +642,58 @@ pub(super) const MESSAGES: &[Message] = &[
             sp(3, "runAsUserName"),
             bp(4, "hostProcess"),
         ],
+    ),
+    msg(
+        "core.v1.ContainerExtendedResourceRequest",
+        &[
+            s(1, "containerName"),
+            s(2, "resourceName"),
+            s(3, "requestName"),
+        ],
+    ),
+    msg(
+        "core.v1.ContainerRestartRule",
+        &[
+            s(1, "action"),
+            m(2, "exitCodes", "core.v1.ContainerRestartRuleOnExitCodes"),
+        ],
+    ),
+    msg(
+        "core.v1.ContainerRestartRuleOnExitCodes",
+        &[s(1, "operator"), rint32(2, "values")],
+    ),
+    msg(
+        "core.v1.FileKeySelector",
+        &[
+            s(1, "volumeName"),
+            s(2, "path"),
+            s(3, "key"),
+            bp(4, "optional"),
+        ],
+    ),
+    msg("core.v1.ImageVolumeStatus", &[s(1, "imageRef")]),
+    msg(
+        "core.v1.NodeAllocatableResourceClaimStatus",
+        &[
+            s(1, "resourceClaimName"),
+            rs(2, "containers"),
+            msq(3, "resources"),
+        ],
+    ),
+    msg(
+        "core.v1.PodExtendedResourceClaimStatus",
+        &[
+            rm(
+                1,
+                "requestMappings",
+                "core.v1.ContainerExtendedResourceRequest",
+            ),
+            s(2, "resourceClaimName"),
+        ],
+    ),
+    msg("core.v1.PodSchedulingGroup", &[sp(1, "podGroupName")]),
+    msg(
+        "core.v1.VolumeStatus",
+        &[m(1, "image", "core.v1.ImageVolumeStatus")],
     ),
 ];

@@ -598,6 +598,7 @@ pub(super) const MESSAGES: &[Message] = &[
                 "clusterTrustBundle",
                 "core.v1.ClusterTrustBundleProjection",
             ),
+            m(6, "podCertificate", "core.v1.PodCertificateProjection"),
         ],
     ),
     msg(
@@ -666,6 +667,18 @@ pub(super) const MESSAGES: &[Message] = &[
             s(2, "fsType"),
             s(3, "storagePolicyName"),
             s(4, "storagePolicyID"),
+        ],
+    ),
+    msg(
+        "core.v1.PodCertificateProjection",
+        &[
+            s(1, "signerName"),
+            s(2, "keyType"),
+            int32p(3, "maxExpirationSeconds"),
+            s(4, "credentialBundlePath"),
+            s(5, "keyPath"),
+            s(6, "certificateChainPath"),
+            mss(7, "userAnnotations"),
         ],
     ),
 ];
