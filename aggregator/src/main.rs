@@ -8,6 +8,7 @@ mod apiservice;
 mod authorizer;
 mod autoregister;
 mod availability;
+mod bound_objects;
 mod discovery;
 mod openapi_v2;
 mod remote;
@@ -210,6 +211,7 @@ async fn main() -> anyhow::Result<()> {
         own_openapi: own_openapi.clone(),
     });
     let delegate_for_flowcontrol = delegate.clone();
+    let delegate_for_bound_tokens = delegate.clone();
     let mut api = GenericApiServer::new(groups, Some(delegate), address).with_interceptor(router);
     if let Some(elector) = elector {
         tokio::spawn(elector.run(
@@ -260,12 +262,9 @@ async fn main() -> anyhow::Result<()> {
             trust_front_proxy_authorization: false,
             token_reviewer: None,
             flow_control,
-            credential_validator: Some(Arc::new(
-                apiserver::authentication::bound_tokens::BoundTokenValidator::new(
-                    storage.clone(),
-                    &prefix,
-                ),
-            )),
+            credential_validator: Some(Arc::new(bound_objects::validator(
+                delegate_for_bound_tokens,
+            ))),
         },
         Arc::new(api),
     )

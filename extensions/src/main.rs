@@ -151,8 +151,11 @@ async fn main() -> anyhow::Result<()> {
                         .collect(),
                 )),
             ])),
+            // The CRD tier has no client of kube-core: the objects tokens
+            // are bound to are read from kube-core's keys in the etcd they
+            // share (only direct clients with tokens need it).
             credential_validator: Some(Arc::new(
-                apiserver::authentication::bound_tokens::BoundTokenValidator::new(
+                apiserver::authentication::bound_tokens::BoundTokenValidator::over_etcd(
                     storage.clone(),
                     &prefix,
                 ),

@@ -469,5 +469,5 @@ fn bound_token_validator(
             lookup = lookup.with_store(resource, store.clone());
         }
     }
-    BoundTokenValidator::new(storage.clone(), prefix).with_lookup(Arc::new(lookup))
+    BoundTokenValidator::over_etcd(storage.clone(), prefix).with_lookup(Arc::new(lookup))
 }

@@ -5,14 +5,20 @@
 //! for deletion more than 60 seconds ago. Otherwise the request is
 //! unauthorized (401), whatever the signature says.
 //!
-//! The objects are looked up after the signature has been verified. A
-//! server with watch caches (kube-core) answers from them through a
-//! [`BoundObjectLookup`] ([`StoreLookup`]), as upstream reads informer
-//! listers; whatever the lookup cannot answer (no cache, cache loading, or
-//! object not in the cache, which may be one the cache has not seen yet)
-//! is read from etcd, as upstream falls back to a live GET. Servers without
-//! stores (the aggregator, the CRD tier) always read etcd. As upstream, a
-//! cached answer may lag a deletion by the cache's delay.
+//! The objects are looked up after the signature has been verified, from a
+//! [`BoundObjectSource`] that answers authoritatively: etcd for the tier
+//! that stores them ([`EtcdSource`]), the API of the tier behind for one
+//! that does not (the aggregator asks kube-core). A server with watch
+//! caches (kube-core) first asks a [`BoundObjectLookup`] ([`StoreLookup`]),
+//! as upstream reads informer listers; whatever the lookup cannot answer
+//! (no cache, cache loading, or object not in the cache, which may be one
+//! the cache has not seen yet) goes to the source, as upstream falls back
+//! to a live GET.
+//!
+//! A token found valid stays valid for [`VALIDATED_TTL`] without another
+//! lookup, as upstream's token authentication cache keeps successes for
+//! 10 seconds (failures are not kept): a deletion takes effect within that
+//! time, plus a cache's delay.
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
@@ -20,7 +26,8 @@ use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use super::token_file::bearer_token;
 use super::UserInfo;
@@ -30,6 +37,14 @@ use crate::storage::EtcdStorage;
 /// How long an object marked for deletion keeps its tokens valid
 /// (upstream's `invalidIfDeletedBefore`: now minus 60 seconds).
 const DELETION_GRACE_SECONDS: i64 = 60;
+
+/// How long a token found valid is not looked up again (upstream's
+/// `TokenSuccessCacheTTL`, 10 seconds).
+pub const VALIDATED_TTL: Duration = Duration::from_secs(10);
+
+/// Most tokens remembered as valid at once; past it, expired entries are
+/// dropped, and all of them if none has expired.
+const VALIDATED_CAPACITY: usize = 65_536;
 
 /// Upstream's message for tokens whose objects are gone.
 pub const INVALIDATED: &str = "service account token has been invalidated";
@@ -147,26 +162,148 @@ impl BoundObjectLookup for StoreLookup {
     }
 }
 
-/// Validates bound service account tokens against the objects they name.
-pub struct BoundTokenValidator {
-    storage: EtcdStorage,
-    prefix: String,
-    lookup: Option<Arc<dyn BoundObjectLookup>>,
+/// Where the objects a token is bound to are read when no
+/// [`BoundObjectLookup`] answers: an authoritative (consistent) read.
+pub trait BoundObjectSource: Send + Sync {
+    /// The object `name` of `resource` (`serviceaccounts`, `secrets`,
+    /// `pods` or `nodes`; `namespace` is empty for nodes): `Ok(None)` when
+    /// it does not exist, `Err` when it could not be read.
+    fn get<'a>(
+        &'a self,
+        resource: &'a str,
+        namespace: &'a str,
+        name: &'a str,
+    ) -> BoxFuture<'a, Result<Option<BoundObject>, String>>;
 }
 
-impl BoundTokenValidator {
+/// Reads bound objects from etcd under a key prefix, for the tiers that
+/// store them.
+pub struct EtcdSource {
+    storage: EtcdStorage,
+    prefix: String,
+}
+
+impl EtcdSource {
     /// Reads objects under the etcd key prefix `prefix` (`/registry`).
     pub fn new(storage: EtcdStorage, prefix: &str) -> Self {
-        BoundTokenValidator {
+        EtcdSource {
             storage,
             prefix: prefix.trim_end_matches('/').to_string(),
-            lookup: None,
+        }
+    }
+}
+
+impl BoundObjectSource for EtcdSource {
+    fn get<'a>(
+        &'a self,
+        resource: &'a str,
+        namespace: &'a str,
+        name: &'a str,
+    ) -> BoxFuture<'a, Result<Option<BoundObject>, String>> {
+        Box::pin(async move {
+            // Nodes are stored under upstream's historical `minions`.
+            let key = if resource == "nodes" {
+                format!("{}/minions/{name}", self.prefix)
+            } else {
+                format!("{}/{resource}/{namespace}/{name}", self.prefix)
+            };
+            let kv = self
+                .storage
+                .get(&key)
+                .await
+                .map_err(|e| format!("looking up {key}: {e}"))?;
+            let Some(kv) = kv else {
+                return Ok(None);
+            };
+            let obj = crate::protobuf::decode_from_storage(&kv.value)
+                .map_err(|e| format!("decoding {key}: {e}"))?;
+            Ok(Some(BoundObject::from_value(&obj)))
+        })
+    }
+}
+
+/// Tokens recently found valid, by the SHA-256 of the token (the tokens
+/// themselves are not kept), with when that finding expires.
+struct RecentlyValidated {
+    ttl: Duration,
+    entries: Mutex<HashMap<[u8; 32], Instant>>,
+}
+
+impl RecentlyValidated {
+    fn new(ttl: Duration) -> Self {
+        RecentlyValidated {
+            ttl,
+            entries: Mutex::new(HashMap::new()),
         }
     }
 
-    /// Asks `lookup` first and etcd only for what it cannot answer.
+    fn key(token: &str) -> [u8; 32] {
+        let digest = ring::digest::digest(&ring::digest::SHA256, token.as_bytes());
+        let mut key = [0u8; 32];
+        key.copy_from_slice(digest.as_ref());
+        key
+    }
+
+    /// Whether `token` was found valid less than the TTL ago.
+    fn contains(&self, token: &str) -> bool {
+        let key = Self::key(token);
+        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        match entries.get(&key) {
+            Some(until) if *until > Instant::now() => true,
+            Some(_) => {
+                entries.remove(&key);
+                false
+            }
+            None => false,
+        }
+    }
+
+    /// Remembers `token` as valid for the TTL.
+    fn insert(&self, token: &str) {
+        let now = Instant::now();
+        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        if entries.len() >= VALIDATED_CAPACITY {
+            entries.retain(|_, until| *until > now);
+            if entries.len() >= VALIDATED_CAPACITY {
+                entries.clear();
+            }
+        }
+        entries.insert(Self::key(token), now + self.ttl);
+    }
+}
+
+/// Validates bound service account tokens against the objects they name.
+pub struct BoundTokenValidator {
+    source: Arc<dyn BoundObjectSource>,
+    lookup: Option<Arc<dyn BoundObjectLookup>>,
+    validated: RecentlyValidated,
+}
+
+impl BoundTokenValidator {
+    /// Reads bound objects from `source`.
+    pub fn new(source: Arc<dyn BoundObjectSource>) -> Self {
+        BoundTokenValidator {
+            source,
+            lookup: None,
+            validated: RecentlyValidated::new(VALIDATED_TTL),
+        }
+    }
+
+    /// Reads bound objects from etcd under `prefix` (`/registry`).
+    pub fn over_etcd(storage: EtcdStorage, prefix: &str) -> Self {
+        Self::new(Arc::new(EtcdSource::new(storage, prefix)))
+    }
+
+    /// Asks `lookup` first and the source only for what it cannot answer.
     pub fn with_lookup(mut self, lookup: Arc<dyn BoundObjectLookup>) -> Self {
         self.lookup = Some(lookup);
+        self
+    }
+
+    /// Keeps tokens found valid for `ttl` instead of [`VALIDATED_TTL`]
+    /// (zero: every request looks its objects up).
+    pub fn with_validated_ttl(mut self, ttl: Duration) -> Self {
+        self.validated = RecentlyValidated::new(ttl);
         self
     }
 
@@ -182,23 +319,7 @@ impl BoundTokenValidator {
                 return Ok(Some(found));
             }
         }
-        // Nodes are stored under upstream's historical `minions`.
-        let key = if resource == "nodes" {
-            format!("{}/minions/{name}", self.prefix)
-        } else {
-            format!("{}/{resource}/{namespace}/{name}", self.prefix)
-        };
-        let kv = self
-            .storage
-            .get(&key)
-            .await
-            .map_err(|e| format!("looking up {key}: {e}"))?;
-        let Some(kv) = kv else {
-            return Ok(None);
-        };
-        let obj = crate::protobuf::decode_from_storage(&kv.value)
-            .map_err(|e| format!("decoding {key}: {e}"))?;
-        Ok(Some(BoundObject::from_value(&obj)))
+        self.source.get(resource, namespace, name).await
     }
 
     /// Checks one bound object: present, same uid, not deleted too long ago.
@@ -303,13 +424,23 @@ impl CredentialValidator for BoundTokenValidator {
             if !user.name.starts_with("system:serviceaccount:") {
                 return Ok(());
             }
-            let Some(claims) = bearer_token(headers).and_then(claims_of) else {
+            let Some(token) = bearer_token(headers) else {
+                return Ok(());
+            };
+            if self.validated.contains(token) {
+                return Ok(());
+            }
+            let Some(claims) = claims_of(token) else {
                 return Ok(());
             };
             if super::service_account::user_of(&claims).map(|u| u.name) != Some(user.name.clone()) {
                 return Ok(());
             }
-            self.validate_claims(&claims).await
+            self.validate_claims(&claims).await?;
+            if !self.validated.ttl.is_zero() {
+                self.validated.insert(token);
+            }
+            Ok(())
         })
     }
 }
@@ -344,6 +475,30 @@ mod tests {
             Some(BoundObject::default())
         );
         assert_eq!(BoundObject::from_json(b"[1]"), None);
+    }
+
+    #[test]
+    fn valid_tokens_are_remembered_for_the_ttl_only() {
+        let kept = RecentlyValidated::new(Duration::from_secs(60));
+        assert!(!kept.contains("t1"));
+        kept.insert("t1");
+        assert!(kept.contains("t1"));
+        assert!(!kept.contains("t2"), "another token is not valid by it");
+        let expired = RecentlyValidated::new(Duration::ZERO);
+        expired.insert("t1");
+        assert!(!expired.contains("t1"));
+        assert!(expired.entries.lock().expect("lock").is_empty());
+    }
+
+    #[test]
+    fn remembered_tokens_stay_bounded() {
+        let kept = RecentlyValidated::new(Duration::from_secs(60));
+        for i in 0..VALIDATED_CAPACITY + 10 {
+            kept.insert(&format!("token-{i}"));
+        }
+        let len = kept.entries.lock().expect("lock").len();
+        assert!(len <= VALIDATED_CAPACITY, "{len}");
+        assert!(kept.contains(&format!("token-{}", VALIDATED_CAPACITY + 9)));
     }
 
     #[test]
