@@ -11,6 +11,7 @@ use apiserver::authentication::{UserInfo, SYSTEM_MASTERS};
 use apiserver::proxy::Delegate;
 use apiserver::registry::store::{ListOptions, Store};
 use apiserver::registry::watch::WatchOptions;
+use apiserver::registry::watch_event::{EventType, WatchEvent};
 use serde_json::Value;
 use tokio::sync::watch;
 
@@ -132,24 +133,27 @@ impl State {
             }
         };
         while let Some(ev) = events.recv().await {
-            let name = ev
-                .object
-                .pointer("/metadata/name")
-                .and_then(Value::as_str)
-                .map(str::to_string);
-            let mut map = (*self.services()).clone();
-            match (ev.type_, name) {
-                ("ADDED" | "MODIFIED", Some(name)) => {
-                    map.insert(name, ev.object);
-                }
-                ("DELETED", Some(name)) => {
-                    map.remove(&name);
-                }
-                ("BOOKMARK", _) => continue,
-                (t, _) => {
-                    tracing::info!(event = t, object = %ev.object, "APIService watch ended; relisting");
+            let (type_, object) = match ev {
+                WatchEvent::Object(type_, obj) => (type_, obj.into_value()),
+                WatchEvent::Bookmark { .. } => continue,
+                WatchEvent::Error(e) => {
+                    tracing::info!(error = %e, "APIService watch ended; relisting");
                     return;
                 }
+            };
+            let Some(name) = object
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+            else {
+                tracing::info!(object = %object, "APIService without a name; relisting");
+                return;
+            };
+            let mut map = (*self.services()).clone();
+            if type_ == EventType::Deleted {
+                map.remove(&name);
+            } else {
+                map.insert(name, object);
             }
             self.set_services(map);
         }

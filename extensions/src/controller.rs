@@ -18,6 +18,7 @@ use apiserver::registry::read::{ListForm, ListRead};
 use apiserver::registry::resource::Subresource;
 use apiserver::registry::store::{DeleteOptions, ListOptions, Store, UpdateKind, WriteContext};
 use apiserver::registry::watch::WatchOptions;
+use apiserver::registry::watch_event::WatchEvent;
 use apiserver::server::handler::GenericApiServer;
 use apiserver::storage::EtcdStorage;
 use serde_json::{json, Value};
@@ -130,7 +131,7 @@ impl Controller {
             match self.crds.watch("", WatchOptions::default()).await {
                 Ok(mut rx) => {
                     while let Some(ev) = rx.recv().await {
-                        if ev.type_ == "ERROR" {
+                        if let WatchEvent::Error(_) = ev {
                             break;
                         }
                         self.wake.notify_one();

@@ -14,6 +14,7 @@ use tokio::sync::{broadcast, mpsc};
 
 use super::resource::ResourceDef;
 use super::store::{ListOptions, Store};
+use super::watch_event::{EventType, ObjectRead, WatchEvent};
 use crate::apimachinery::errors::ApiError;
 use crate::apimachinery::meta;
 use crate::storage::cacher::{CacheEvent, CachedObject, Codec, WatchCache};
@@ -170,20 +171,6 @@ pub struct CachedPage {
     pub resource_version: i64,
     pub continue_token: Option<String>,
     pub remaining_item_count: Option<i64>,
-}
-
-/// One event of a watch served from the cache.
-pub enum CachedWatchEvent {
-    /// An object event: `ADDED`, `MODIFIED` or `DELETED`.
-    Object(&'static str, Arc<CachedObject>),
-    /// A BOOKMARK at a revision (`initial_events_end` marks the end of a
-    /// streaming list).
-    Bookmark {
-        revision: i64,
-        initial_events_end: bool,
-    },
-    /// A terminal error.
-    Error(ApiError),
 }
 
 impl Store {
@@ -418,7 +405,7 @@ impl Store {
         initial_events_end_bookmark: bool,
         allow_bookmarks: bool,
         timeout: Duration,
-    ) -> Result<Option<mpsc::Receiver<CachedWatchEvent>>, ApiError> {
+    ) -> Result<Option<mpsc::Receiver<WatchEvent>>, ApiError> {
         let Some(cache) = self.cache() else {
             return Ok(None);
         };
@@ -473,17 +460,17 @@ impl Store {
                     continue;
                 }
                 let event = match store.served(obj) {
-                    Ok(obj) => CachedWatchEvent::Object("ADDED", obj),
-                    Err(e) => CachedWatchEvent::Error(e),
+                    Ok(obj) => WatchEvent::Object(EventType::Added, ObjectRead::Encoded(obj)),
+                    Err(e) => WatchEvent::Error(e),
                 };
-                let failed = matches!(event, CachedWatchEvent::Error(_));
+                let failed = matches!(event, WatchEvent::Error(_));
                 if tx.send(event).await.is_err() || failed {
                     return;
                 }
             }
             if initial_events_end_bookmark
                 && tx
-                    .send(CachedWatchEvent::Bookmark {
+                    .send(WatchEvent::Bookmark {
                         revision: start_rev,
                         initial_events_end: true,
                     })
@@ -503,7 +490,7 @@ impl Store {
     /// watcher is gone.
     async fn forward(
         &self,
-        tx: &mpsc::Sender<CachedWatchEvent>,
+        tx: &mpsc::Sender<WatchEvent>,
         ev: &CacheEvent,
         opts: &ListOptions,
         prefix: &str,
@@ -517,18 +504,21 @@ impl Store {
             .as_ref()
             .is_some_and(|p| self.cached_matches(p, opts));
         let out = match (ev.kind, before, now) {
-            (WatchEventKind::Deleted, true, _) => Some(("DELETED", ev.object.clone())),
+            (WatchEventKind::Deleted, true, _) => Some((EventType::Deleted, ev.object.clone())),
             (WatchEventKind::Deleted, false, _) => None,
-            (_, true, true) => Some(("MODIFIED", ev.object.clone())),
-            (_, false, true) => Some(("ADDED", ev.object.clone())),
-            (_, true, false) => Some(("DELETED", ev.object.clone())),
+            (_, true, true) => Some((EventType::Modified, ev.object.clone())),
+            (_, false, true) => Some((EventType::Added, ev.object.clone())),
+            (_, true, false) => Some((EventType::Deleted, ev.object.clone())),
             (_, false, false) => None,
         };
         match out.map(|(t, o)| self.served(o).map(|o| (t, o))) {
-            Some(Ok((t, o))) => tx.send(CachedWatchEvent::Object(t, o)).await.is_ok(),
+            Some(Ok((t, o))) => tx
+                .send(WatchEvent::Object(t, ObjectRead::Encoded(o)))
+                .await
+                .is_ok(),
             Some(Err(e)) => {
                 // The watch ends with the error; the client resumes.
-                let _ = tx.send(CachedWatchEvent::Error(e)).await;
+                let _ = tx.send(WatchEvent::Error(e)).await;
                 false
             }
             None => true,
@@ -540,7 +530,7 @@ impl Store {
     #[allow(clippy::too_many_arguments)]
     async fn follow(
         &self,
-        tx: mpsc::Sender<CachedWatchEvent>,
+        tx: mpsc::Sender<WatchEvent>,
         mut rx: broadcast::Receiver<Arc<CacheEvent>>,
         after: i64,
         opts: &ListOptions,
@@ -557,7 +547,7 @@ impl Store {
                 _ = tokio::time::sleep_until(deadline) => return,
                 _ = bookmarks.tick(), if allow_bookmarks => {
                     let revision = self.cache().map(|c| c.revision()).unwrap_or(last).max(last);
-                    if tx.send(CachedWatchEvent::Bookmark { revision, initial_events_end: false }).await.is_err() {
+                    if tx.send(WatchEvent::Bookmark { revision, initial_events_end: false }).await.is_err() {
                         return;
                     }
                 }

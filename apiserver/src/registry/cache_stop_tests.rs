@@ -66,15 +66,18 @@ async fn a_stopped_cache_ends_its_watches_and_reads_go_to_etcd() {
         .expect("an event in time");
     assert!(matches!(
         first,
-        Some(super::cache_serving::CachedWatchEvent::Object("ADDED", _))
+        Some(super::watch_event::WatchEvent::Object(
+            super::watch_event::EventType::Added,
+            super::watch_event::ObjectRead::Encoded(_)
+        ))
     ));
 
     cache.stop();
     assert!(cache.is_stopped());
     let ended = tokio::time::timeout(Duration::from_secs(5), async {
         while let Some(ev) = events.recv().await {
-            if let super::cache_serving::CachedWatchEvent::Object(kind, obj) = ev {
-                panic!("an event after stop: {kind} {}", obj.key);
+            if let super::watch_event::WatchEvent::Object(kind, obj) = ev {
+                panic!("an event after stop: {kind:?} {:?}", obj.revision());
             }
         }
     })

@@ -16,6 +16,7 @@ use tokio::sync::watch;
 
 use super::store::{ListOptions, Store};
 use super::watch::WatchOptions;
+use super::watch_event::{EventType, WatchEvent};
 use crate::apimachinery::meta;
 
 /// Pause before relisting after a watch failed or ended.
@@ -70,35 +71,34 @@ async fn mirror_once(store: &Store, tx: &watch::Sender<Mirror>) -> Result<(), St
     let mut events = store.watch("", opts).await.map_err(|e| e.to_string())?;
     let mut initial: Option<BTreeMap<String, Value>> = Some(BTreeMap::new());
     while let Some(ev) = events.recv().await {
-        match ev.type_ {
-            "ERROR" => return Err(ev.object.to_string()),
-            "BOOKMARK" => {
-                let end = ev
-                    .object
-                    .pointer("/metadata/annotations/k8s.io~1initial-events-end")
-                    .and_then(Value::as_str)
-                    == Some("true");
-                if let (true, Some(objects)) = (end, initial.take()) {
+        match ev {
+            WatchEvent::Error(e) => return Err(e.to_string()),
+            WatchEvent::Bookmark {
+                initial_events_end, ..
+            } => {
+                if let (true, Some(objects)) = (initial_events_end, initial.take()) {
                     tx.send_modify(|m| {
                         m.objects = objects;
                         m.synced = true;
                     });
                 }
             }
-            kind => {
-                let key = key_of(&ev.object);
-                match (&mut initial, kind) {
-                    (Some(objects), "DELETED") => {
+            WatchEvent::Object(type_, obj) => {
+                let obj = obj.into_value();
+                let key = key_of(&obj);
+                let deleted = type_ == EventType::Deleted;
+                match &mut initial {
+                    Some(objects) if deleted => {
                         objects.remove(&key);
                     }
-                    (Some(objects), _) => {
-                        objects.insert(key, ev.object);
+                    Some(objects) => {
+                        objects.insert(key, obj);
                     }
-                    (None, "DELETED") => tx.send_modify(|m| {
+                    None if deleted => tx.send_modify(|m| {
                         m.objects.remove(&key);
                     }),
-                    (None, _) => tx.send_modify(|m| {
-                        m.objects.insert(key, ev.object);
+                    None => tx.send_modify(|m| {
+                        m.objects.insert(key, obj);
                     }),
                 }
             }

@@ -23,3 +23,4 @@ pub mod strategy;
 pub mod table;
 pub mod update;
 pub mod watch;
+pub mod watch_event;

@@ -6,27 +6,18 @@
 //! values otherwise) and only choose how to encode it; they never ask
 //! whether a cache is on.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::cache_serving::{CachedPage, CachedWatchEvent};
+use super::cache_serving::CachedPage;
 use super::list::{ListOptions, ListPage};
 use super::list_encoded::EtcdListPager;
 use super::store::Store;
-use super::watch::{Event, WatchOptions};
+use super::watch::WatchOptions;
+pub use super::watch_event::ObjectRead;
+use super::watch_event::WatchEvent;
 use crate::apimachinery::errors::ApiError;
-use crate::storage::cacher::CachedObject;
-
-/// One object as read.
-pub enum ObjectRead {
-    /// In its served bytes (JSON, with the protobuf encoding made on demand).
-    Encoded(Arc<CachedObject>),
-    /// Decoded.
-    Decoded(Value),
-}
 
 /// How the caller can take a list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,14 +39,6 @@ pub enum ListRead {
     Decoded(ListPage),
     /// All matching objects, page by page from etcd, in their served bytes.
     Streamed(EtcdListPager),
-}
-
-/// The events of a watch.
-pub enum WatchRead {
-    /// From the cache: objects in their served bytes.
-    Encoded(mpsc::Receiver<CachedWatchEvent>),
-    /// From etcd: decoded objects.
-    Decoded(mpsc::Receiver<Event>),
 }
 
 impl Store {
@@ -102,13 +85,14 @@ impl Store {
     }
 
     /// WATCH: from the cache once it is ready (initial events and resumed
-    /// windows as upstream's cacher serves them), else from etcd.
+    /// windows as upstream's cacher serves them), else from etcd; either
+    /// way one stream of [`WatchEvent`]s.
     pub async fn watch_events(
         &self,
         namespace: &str,
         opts: WatchOptions,
         timeout: Duration,
-    ) -> Result<WatchRead, ApiError> {
+    ) -> Result<mpsc::Receiver<WatchEvent>, ApiError> {
         let rv = opts.list.resource_version.clone().unwrap_or_default();
         let send_initial = opts
             .send_initial_events
@@ -121,8 +105,8 @@ impl Store {
             opts.allow_bookmarks,
             timeout,
         )? {
-            return Ok(WatchRead::Encoded(rx));
+            return Ok(rx);
         }
-        Ok(WatchRead::Decoded(self.watch(namespace, opts).await?))
+        self.watch(namespace, opts).await
     }
 }

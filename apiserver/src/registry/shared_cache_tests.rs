@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::cache_serving::CachedWatchEvent;
 use super::resource::ResourceDef;
 use super::store::{ListOptions, Store};
+use super::watch_event::{EventType, ObjectRead, WatchEvent};
 use crate::registry::admit::AdmitAll;
 use crate::storage::test_etcd::TestEtcd;
 use crate::storage::{EtcdOptions, EtcdStorage};
@@ -142,10 +142,10 @@ async fn a_served_version_reads_its_storage_versions_cache() {
         .await
         .expect("event in time")
         .expect("event");
-    let CachedWatchEvent::Object(kind, obj) = event else {
-        panic!("not an object event");
+    let WatchEvent::Object(kind, ObjectRead::Encoded(obj)) = event else {
+        panic!("not an object event from the cache");
     };
-    assert_eq!(kind, "ADDED");
+    assert_eq!(kind, EventType::Added);
     let obj = json_of(&obj.bytes);
     assert_eq!(
         (obj["apiVersion"].as_str(), obj["size"].as_i64()),

@@ -13,10 +13,11 @@
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use serde_json::{json, Value};
+use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::store::{storage_error, ListOptions, Store};
+use super::watch_event::{EventType, ObjectRead, WatchEvent};
 use crate::apimachinery::errors::ApiError;
 use crate::apimachinery::meta;
 use crate::storage::{StorageError, WatchEventKind};
@@ -72,14 +73,6 @@ impl BookmarkTimer {
 /// Events buffered per watcher before the producer waits for the client.
 const WATCH_BUFFER: usize = 256;
 
-/// One event of a watch stream.
-#[derive(Clone, Debug)]
-pub struct Event {
-    /// `ADDED`, `MODIFIED`, `DELETED`, `BOOKMARK` or `ERROR`.
-    pub type_: &'static str,
-    pub object: Value,
-}
-
 /// Options of a watch.
 #[derive(Clone, Default)]
 pub struct WatchOptions {
@@ -114,12 +107,14 @@ pub fn validate_watch_options(opts: &WatchOptions) -> Result<(), ApiError> {
 }
 
 impl Store {
-    /// Starts a watch; events arrive on the returned channel until it closes.
+    /// Starts a watch of etcd; events (objects decoded) arrive on the
+    /// returned channel until it closes. [`Store::watch_events`] serves
+    /// from the cache when it can and comes here otherwise.
     pub async fn watch(
         &self,
         namespace: &str,
         opts: WatchOptions,
-    ) -> Result<mpsc::Receiver<Event>, ApiError> {
+    ) -> Result<mpsc::Receiver<WatchEvent>, ApiError> {
         if let Some(fs) = &opts.list.field_selector {
             self.check_field_selector(fs)?;
         }
@@ -160,32 +155,17 @@ impl Store {
                     m.insert("apiVersion".into(), Value::String(store.def.api_version()));
                     m.insert("kind".into(), Value::String(store.def.kind.clone()));
                 }
-                if tx
-                    .send(Event {
-                        type_: "ADDED",
-                        object: obj,
-                    })
-                    .await
-                    .is_err()
-                {
+                let event = WatchEvent::Object(EventType::Added, ObjectRead::Decoded(obj));
+                if tx.send(event).await.is_err() {
                     return;
                 }
             }
             if opts.send_initial_events == Some(true) {
-                let mut bookmark = store.bookmark(initial_rv);
-                meta::set(
-                    &mut bookmark,
-                    "annotations",
-                    json!({"k8s.io/initial-events-end": "true"}),
-                );
-                if tx
-                    .send(Event {
-                        type_: "BOOKMARK",
-                        object: bookmark,
-                    })
-                    .await
-                    .is_err()
-                {
+                let end = WatchEvent::Bookmark {
+                    revision: initial_rv,
+                    initial_events_end: true,
+                };
+                if tx.send(end).await.is_err() {
                     return;
                 }
             }
@@ -204,7 +184,8 @@ impl Store {
                     _ = sleep_until => return,
                     _ = bookmarks.tick(), if opts.allow_bookmarks => {
                         let rv = last_rv.max(stream.last_revision());
-                        if rv > 0 && tx.send(Event { type_: "BOOKMARK", object: store.bookmark(rv) }).await.is_err() {
+                        let bookmark = WatchEvent::Bookmark { revision: rv, initial_events_end: false };
+                        if rv > 0 && tx.send(bookmark).await.is_err() {
                             return;
                         }
                     }
@@ -234,7 +215,7 @@ impl Store {
                                     ),
                                     other => storage_error(other),
                                 };
-                                let _ = tx.send(Event { type_: "ERROR", object: status.to_status() }).await;
+                                let _ = tx.send(WatchEvent::Error(status)).await;
                                 return;
                             }
                         }
@@ -245,18 +226,9 @@ impl Store {
         Ok(rx)
     }
 
-    /// A BOOKMARK object: the kind with only `metadata.resourceVersion`.
-    fn bookmark(&self, rv: i64) -> Value {
-        json!({
-            "kind": self.def.kind,
-            "apiVersion": self.def.api_version(),
-            "metadata": { "resourceVersion": rv.to_string(), "creationTimestamp": null },
-        })
-    }
-
     /// Turns a storage event into an API event, applying the selectors to the
     /// old and new state.
-    fn translate(&self, ev: &crate::storage::WatchEvent, opts: &ListOptions) -> Option<Event> {
+    fn translate(&self, ev: &crate::storage::WatchEvent, opts: &ListOptions) -> Option<WatchEvent> {
         let decode = |kv: &crate::storage::KeyValue| self.decode(kv).ok();
         let with_type = |mut obj: Value| {
             if let Value::Object(m) = &mut obj {
@@ -265,13 +237,12 @@ impl Store {
             }
             obj
         };
+        let event = |type_, obj| WatchEvent::Object(type_, ObjectRead::Decoded(with_type(obj)));
         match ev.kind {
             WatchEventKind::Added => {
                 let obj = decode(&ev.kv)?;
-                self.matches(&obj, opts).then(|| Event {
-                    type_: "ADDED",
-                    object: with_type(obj),
-                })
+                self.matches(&obj, opts)
+                    .then(|| event(EventType::Added, obj))
             }
             WatchEventKind::Modified => {
                 let obj = decode(&ev.kv)?;
@@ -281,14 +252,8 @@ impl Store {
                     None => now,
                 };
                 match (before, now) {
-                    (true, true) => Some(Event {
-                        type_: "MODIFIED",
-                        object: with_type(obj),
-                    }),
-                    (false, true) => Some(Event {
-                        type_: "ADDED",
-                        object: with_type(obj),
-                    }),
+                    (true, true) => Some(event(EventType::Modified, obj)),
+                    (false, true) => Some(event(EventType::Added, obj)),
                     (true, false) => {
                         let mut prev = ev.prev.as_ref().and_then(decode).unwrap_or(obj);
                         meta::set(
@@ -296,20 +261,15 @@ impl Store {
                             "resourceVersion",
                             Value::String(ev.kv.mod_revision.to_string()),
                         );
-                        Some(Event {
-                            type_: "DELETED",
-                            object: with_type(prev),
-                        })
+                        Some(event(EventType::Deleted, prev))
                     }
                     (false, false) => None,
                 }
             }
             WatchEventKind::Deleted => {
                 let obj = decode(&ev.kv)?;
-                self.matches(&obj, opts).then(|| Event {
-                    type_: "DELETED",
-                    object: with_type(obj),
-                })
+                self.matches(&obj, opts)
+                    .then(|| event(EventType::Deleted, obj))
             }
         }
     }

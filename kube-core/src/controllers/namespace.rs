@@ -13,6 +13,7 @@ use apiserver::registry::catalog::Catalog;
 use apiserver::registry::resource::Subresource;
 use apiserver::registry::store::{DeleteOptions, ListOptions, Store, UpdateKind, WriteContext};
 use apiserver::registry::watch::WatchOptions;
+use apiserver::registry::watch_event::{EventType, WatchEvent};
 use apiserver::storage::{EtcdStorage, ListRequest};
 use serde_json::{json, Value};
 
@@ -100,11 +101,13 @@ async fn watch_once(
         .await
         .map_err(|e| e.to_string())?;
     while let Some(ev) = events.recv().await {
-        if ev.type_ == "ERROR" {
-            return Err(ev.object.to_string());
-        }
-        if (ev.type_ == "ADDED" || ev.type_ == "MODIFIED") && meta::is_deleting(&ev.object) {
-            let name = meta::name(&ev.object).to_string();
+        let object = match ev {
+            WatchEvent::Error(e) => return Err(e.to_string()),
+            WatchEvent::Object(EventType::Added | EventType::Modified, obj) => obj.into_value(),
+            _ => continue,
+        };
+        if meta::is_deleting(&object) {
+            let name = meta::name(&object).to_string();
             if let Err(e) = finalize(groups, namespaces, custom, &name).await {
                 tracing::info!(namespace = %name, error = %e, "namespace cleanup incomplete; will retry");
                 let groups = groups.clone();

@@ -11,6 +11,7 @@ use apiserver::apimachinery::meta;
 use apiserver::registry::catalog::Catalog;
 use apiserver::registry::store::{ListOptions, Store, WriteContext};
 use apiserver::registry::watch::WatchOptions;
+use apiserver::registry::watch_event::{EventType, WatchEvent};
 use serde_json::json;
 
 use crate::admission::service_account::DEFAULT_SERVICE_ACCOUNT;
@@ -41,11 +42,13 @@ async fn watch_once(namespaces: &Store, accounts: &Store) -> Result<(), String> 
         .await
         .map_err(|e| e.to_string())?;
     while let Some(ev) = events.recv().await {
-        if ev.type_ == "ERROR" {
-            return Err(ev.object.to_string());
-        }
-        if (ev.type_ == "ADDED" || ev.type_ == "MODIFIED") && !meta::is_deleting(&ev.object) {
-            ensure_default(accounts, meta::name(&ev.object)).await;
+        let object = match ev {
+            WatchEvent::Error(e) => return Err(e.to_string()),
+            WatchEvent::Object(EventType::Added | EventType::Modified, obj) => obj.into_value(),
+            _ => continue,
+        };
+        if !meta::is_deleting(&object) {
+            ensure_default(accounts, meta::name(&object)).await;
         }
     }
     Ok(())

@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::stream;
-use futures_util::StreamExt;
 use http_body::Frame;
 use http_body_util::StreamBody;
 use rand::Rng;
@@ -20,11 +19,10 @@ use super::RestRequest;
 use crate::apimachinery::errors::ApiError;
 use crate::body::{self, BoxError, Response};
 use crate::endpoints::negotiation::{Format, Negotiated, Output};
-use crate::registry::cache_serving::CachedWatchEvent;
-use crate::registry::read::WatchRead;
 use crate::registry::store::Store;
 use crate::registry::table;
-use crate::registry::watch::{Event, WatchOptions};
+use crate::registry::watch::WatchOptions;
+use crate::registry::watch_event::{ObjectRead, WatchEvent};
 
 /// Upstream's `--min-request-timeout`: watches without `timeoutSeconds` end
 /// after a random time between one and two times this.
@@ -79,46 +77,8 @@ pub async fn serve_watch(
         last_revision: None,
         ended: false,
     };
-    let rx = match rest.store.watch_events(namespace, opts, timeout).await? {
-        WatchRead::Encoded(rx) => {
-            return Ok(cached_watch_response(rest.store.clone(), rx, *neg, ending))
-        }
-        WatchRead::Decoded(rx) => rx,
-    };
-    let def = rest.store.def.clone();
-    let neg = *neg;
-    let mut first = true;
-    let sent = event_metrics(&def);
-    let frames = stream::unfold((rx, ending), move |(mut rx, mut ending)| {
-        let def = def.clone();
-        let headers = std::mem::replace(&mut first, false);
-        let sent = sent.clone();
-        async move {
-            if ending.ended {
-                return None;
-            }
-            let ev = tokio::select! {
-                biased;
-                _ = ending.terminated() => {
-                    let rv = ending.final_bookmark()?;
-                    Event { type_: "BOOKMARK", object: bookmark_object(&def, &rv.to_string(), false) }
-                }
-                ev = rx.recv() => {
-                    let ev = ev?;
-                    if ev.type_ != "ERROR" {
-                        if let Some(rv) = ev.object.pointer("/metadata/resourceVersion").and_then(|v| v.as_str()).and_then(|v| v.parse().ok()) {
-                            ending.last_revision = Some(rv);
-                        }
-                    }
-                    ev
-                }
-            };
-            let bytes = encode_event(&def, ev, &neg, headers);
-            sent.sent(bytes.len());
-            Some((Ok::<_, BoxError>(Frame::data(bytes)), (rx, ending)))
-        }
-    });
-    Ok(stream_response(frames, neg.format))
+    let rx = rest.store.watch_events(namespace, opts, timeout).await?;
+    Ok(watch_response(rest.store.clone(), rx, *neg, ending))
 }
 
 /// How a watch ends when its server shuts down: with a BOOKMARK at the last
@@ -192,82 +152,82 @@ fn stream_response(
         .unwrap_or_else(|_| ApiError::internal("building watch response").into_response())
 }
 
-/// A watch served from the cache. Each event is one frame (the cached
-/// object's JSON or protobuf bytes, encoded once and shared, copied once
-/// into the frame around its envelope): every frame becomes its own chunk,
-/// TLS record and write at this tier and again at each proxy in front of
-/// it, so three frames per event would triple the syscalls and records of
-/// a fan-out to many watchers.
-fn cached_watch_response(
+/// The response of a watch: each event one frame. An object in its served
+/// bytes (from the cache) is copied once into the frame around its envelope
+/// (its JSON, or its protobuf encoded once and shared by every watcher); a
+/// decoded one (from etcd), and every other output (Tables, partial
+/// metadata), is encoded here. One frame per event matters: every frame
+/// becomes its own chunk, TLS record and write at this tier and again at
+/// each proxy in front of it, so three frames per event would triple the
+/// syscalls and records of a fan-out to many watchers.
+fn watch_response(
     store: Store,
-    rx: tokio::sync::mpsc::Receiver<CachedWatchEvent>,
+    rx: tokio::sync::mpsc::Receiver<WatchEvent>,
     neg: Negotiated,
     ending: Ending,
 ) -> Response {
     let mut first = true;
     let sent = event_metrics(&store.def);
-    let frames = stream::unfold((rx, ending), move |(mut rx, mut ending)| {
-        let store = store.clone();
-        let def = store.def.clone();
+    // The store travels in the state: nothing is cloned per event.
+    let frames = stream::unfold((rx, ending, store), move |(mut rx, mut ending, store)| {
         let headers = std::mem::replace(&mut first, false);
         let sent = sent.clone();
         async move {
+            let def = &store.def;
             if ending.ended {
                 return None;
             }
             let ev = tokio::select! {
                 biased;
-                _ = ending.terminated() => CachedWatchEvent::Bookmark {
+                _ = ending.terminated() => WatchEvent::Bookmark {
                     revision: ending.final_bookmark()?,
                     initial_events_end: false,
                 },
                 ev = rx.recv() => {
                     let ev = ev?;
-                    match &ev {
-                        CachedWatchEvent::Object(_, obj) => ending.last_revision = Some(obj.revision),
-                        CachedWatchEvent::Bookmark { revision, .. } => ending.last_revision = Some(*revision),
-                        CachedWatchEvent::Error(_) => {}
+                    if let Some(revision) = ev.revision() {
+                        ending.last_revision = Some(revision);
                     }
                     ev
                 }
             };
-            let frames: Vec<Bytes> = match ev {
-                CachedWatchEvent::Object(type_, obj)
+            let frame = match ev {
+                WatchEvent::Object(type_, ObjectRead::Encoded(obj))
                     if neg.output == Output::Object && neg.format == Format::Protobuf =>
                 {
                     // Encoded once per object, shared by every watcher.
                     let object = store.cached_protobuf(&obj);
                     if object.is_empty() {
                         let error = ApiError::internal("an object cannot be encoded as protobuf");
-                        vec![encode_event(&def, Event { type_: "ERROR", object: error.to_status() }, &neg, headers)]
+                        encode_event(def, "ERROR", error.to_status(), &neg, headers)
                     } else {
-                        let mut frame = crate::protobuf::watch_frame_head(type_, object.len());
+                        let mut frame =
+                            crate::protobuf::watch_frame_head(type_.as_str(), object.len());
                         frame.extend_from_slice(&object);
-                        vec![Bytes::from(frame)]
+                        Bytes::from(frame)
                     }
                 }
-                CachedWatchEvent::Object(type_, obj) if neg.output == Output::Object => {
-                    vec![json_watch_frame(type_, &obj.bytes)]
+                WatchEvent::Object(type_, ObjectRead::Encoded(obj))
+                    if neg.output == Output::Object =>
+                {
+                    json_watch_frame(type_.as_str(), &obj.bytes)
                 }
-                CachedWatchEvent::Object(type_, obj) => {
-                    let object = serde_json::from_slice(&obj.bytes).unwrap_or(serde_json::Value::Null);
-                    vec![encode_event(&def, Event { type_, object }, &neg, headers)]
+                WatchEvent::Object(type_, obj) => {
+                    encode_event(def, type_.as_str(), obj.into_value(), &neg, headers)
                 }
-                CachedWatchEvent::Bookmark { revision, initial_events_end } => {
-                    let object = bookmark_object(&def, &revision.to_string(), initial_events_end);
-                    vec![encode_event(&def, Event { type_: "BOOKMARK", object }, &neg, headers)]
+                WatchEvent::Bookmark {
+                    revision,
+                    initial_events_end,
+                } => {
+                    let object = bookmark_object(def, &revision.to_string(), initial_events_end);
+                    encode_event(def, "BOOKMARK", object, &neg, headers)
                 }
-                CachedWatchEvent::Error(e) => {
-                    vec![encode_event(&def, Event { type_: "ERROR", object: e.to_status() }, &neg, headers)]
-                }
+                WatchEvent::Error(e) => encode_event(def, "ERROR", e.to_status(), &neg, headers),
             };
-            for frame in &frames {
-                sent.sent(frame.len());
-            }
-            Some((stream::iter(frames.into_iter().map(|b| Ok::<_, BoxError>(Frame::data(b)))), (rx, ending)))
+            sent.sent(frame.len());
+            Some((Ok::<_, BoxError>(Frame::data(frame)), (rx, ending, store)))
         }
-    })
-    .flatten();
+    });
     stream_response(frames, neg.format)
 }
 
@@ -282,16 +242,18 @@ fn json_watch_frame(type_: &str, object: &[u8]) -> Bytes {
     Bytes::from(frame)
 }
 
+/// One event's frame, its object encoded for the negotiated output.
 fn encode_event(
     def: &crate::registry::resource::ResourceDef,
-    ev: Event,
+    type_: &str,
+    object: serde_json::Value,
     neg: &Negotiated,
     headers: bool,
 ) -> Bytes {
-    let object = match (neg.output, ev.type_) {
-        (_, "ERROR") | (Output::Object, _) => ev.object,
+    let object = match (neg.output, type_) {
+        (_, "ERROR") | (Output::Object, _) => object,
         (Output::Table, "BOOKMARK") => {
-            let rv = crate::apimachinery::meta::resource_version(&ev.object).to_string();
+            let rv = crate::apimachinery::meta::resource_version(&object).to_string();
             table::table(
                 def,
                 &[],
@@ -301,22 +263,22 @@ fn encode_event(
             )
         }
         (Output::Table, _) => {
-            let rv = crate::apimachinery::meta::resource_version(&ev.object).to_string();
+            let rv = crate::apimachinery::meta::resource_version(&object).to_string();
             table::table(
                 def,
-                &[ev.object],
+                &[object],
                 json!({ "resourceVersion": rv }),
                 neg.include_object,
                 headers,
             )
         }
         (Output::PartialObjectMetadata | Output::PartialObjectMetadataList, _) => {
-            table::partial_object_metadata(&ev.object)
+            table::partial_object_metadata(&object)
         }
     };
     if neg.format == Format::Protobuf {
         let (type_, encoded) = match crate::protobuf::encode_object(&object) {
-            Ok(bytes) => (ev.type_, bytes),
+            Ok(bytes) => (type_, bytes),
             Err(e) => (
                 "ERROR",
                 crate::protobuf::encode_object(&ApiError::internal(e).to_status())
@@ -328,7 +290,7 @@ fn encode_event(
         return Bytes::from(frame);
     }
     let mut bytes =
-        serde_json::to_vec(&json!({ "type": ev.type_, "object": object })).unwrap_or_default();
+        serde_json::to_vec(&json!({ "type": type_, "object": object })).unwrap_or_default();
     bytes.push(b'\n');
     Bytes::from(bytes)
 }

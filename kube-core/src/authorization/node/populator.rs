@@ -19,6 +19,7 @@ use apiserver::apimachinery::meta;
 use apiserver::registry::catalog::Catalog;
 use apiserver::registry::store::{ListOptions, Store};
 use apiserver::registry::watch::WatchOptions;
+use apiserver::registry::watch_event::{EventType, WatchEvent};
 use serde_json::Value;
 
 use super::graph::{Graph, VertexType};
@@ -175,31 +176,31 @@ impl Feeder {
 
     /// Applies one watch event. Returns `true` at the end of the initial
     /// events of a relist.
-    fn apply(&mut self, type_: &str, obj: &Value, seen: &mut Option<HashSet<String>>) -> bool {
-        match type_ {
-            "BOOKMARK" => {
-                let end = obj
-                    .pointer("/metadata/annotations/k8s.io~1initial-events-end")
-                    .and_then(Value::as_str)
-                    == Some("true");
-                if let (true, Some(seen)) = (end, seen.take()) {
+    fn apply(&mut self, ev: WatchEvent, seen: &mut Option<HashSet<String>>) -> bool {
+        match ev {
+            WatchEvent::Bookmark {
+                initial_events_end, ..
+            } => {
+                if let (true, Some(seen)) = (initial_events_end, seen.take()) {
                     self.retain(&seen);
                     return true;
                 }
             }
-            "DELETED" => {
-                let key = key_of(obj);
+            WatchEvent::Object(EventType::Deleted, obj) => {
+                let key = key_of(&obj.into_value());
                 if let Some(seen) = seen {
                     seen.remove(&key);
                 }
                 self.remove(&key);
             }
-            _ => {
+            WatchEvent::Object(_, obj) => {
+                let obj = obj.into_value();
                 if let Some(seen) = seen {
-                    seen.insert(key_of(obj));
+                    seen.insert(key_of(&obj));
                 }
-                self.upsert(obj);
+                self.upsert(&obj);
             }
+            WatchEvent::Error(_) => {}
         }
         false
     }
@@ -222,11 +223,11 @@ async fn run(store: Store, mut feeder: Feeder, synced: Arc<AtomicBool>) {
             Ok(mut events) => {
                 let mut seen = Some(HashSet::new());
                 while let Some(ev) = events.recv().await {
-                    if ev.type_ == "ERROR" {
-                        tracing::debug!(source = ?feeder.source, error = %ev.object, "node authorizer graph: relisting");
+                    if let WatchEvent::Error(e) = &ev {
+                        tracing::debug!(source = ?feeder.source, error = %e, "node authorizer graph: relisting");
                         break;
                     }
-                    if feeder.apply(ev.type_, &ev.object, &mut seen) {
+                    if feeder.apply(ev, &mut seen) {
                         synced.store(true, Ordering::SeqCst);
                     }
                 }
@@ -280,8 +281,18 @@ mod tests {
         })
     }
 
-    fn end() -> Value {
-        json!({"metadata": {"annotations": {"k8s.io/initial-events-end": "true"}}})
+    fn end() -> WatchEvent {
+        WatchEvent::Bookmark {
+            revision: 1,
+            initial_events_end: true,
+        }
+    }
+
+    fn event(type_: EventType, obj: Value) -> WatchEvent {
+        WatchEvent::Object(
+            type_,
+            apiserver::registry::watch_event::ObjectRead::Decoded(obj),
+        )
     }
 
     fn reaches(g: &Graph, node: &str, secret: &str) -> bool {
@@ -294,22 +305,22 @@ mod tests {
         let graph = Arc::new(Graph::new());
         let mut f = Feeder::new(Source::Pods, graph.clone());
         let mut seen = Some(HashSet::new());
-        f.apply("ADDED", &pod("p1", "n1", "s1"), &mut seen);
+        f.apply(event(EventType::Added, pod("p1", "n1", "s1")), &mut seen);
         // Unbound pods contribute nothing.
-        f.apply("ADDED", &pod("p2", "", "s2"), &mut seen);
-        assert!(f.apply("BOOKMARK", &end(), &mut seen));
+        f.apply(event(EventType::Added, pod("p2", "", "s2")), &mut seen);
+        assert!(f.apply(end(), &mut seen));
         assert!(reaches(&graph, "n1", "s1"));
         assert!(!graph.contains(VertexType::Secret, "ns", "s2"));
         // Bound by the scheduler.
-        f.apply("MODIFIED", &pod("p2", "n2", "s2"), &mut seen);
+        f.apply(event(EventType::Modified, pod("p2", "n2", "s2")), &mut seen);
         assert!(reaches(&graph, "n2", "s2"));
         // A status change with the same references changes nothing.
         let mut status = pod("p2", "n2", "s2");
         status["status"] = json!({"phase": "Running"});
         let before = graph.size();
-        f.apply("MODIFIED", &status, &mut seen);
+        f.apply(event(EventType::Modified, status), &mut seen);
         assert_eq!(graph.size(), before);
-        f.apply("DELETED", &pod("p1", "n1", "s1"), &mut seen);
+        f.apply(event(EventType::Deleted, pod("p1", "n1", "s1")), &mut seen);
         assert!(!graph.contains(VertexType::Pod, "ns", "p1"));
         assert!(!reaches(&graph, "n1", "s1"));
     }
@@ -319,19 +330,19 @@ mod tests {
         let graph = Arc::new(Graph::new());
         let mut f = Feeder::new(Source::Pods, graph.clone());
         let mut seen = Some(HashSet::new());
-        f.apply("ADDED", &pod("p1", "n1", "s1"), &mut seen);
-        f.apply("ADDED", &pod("p2", "n1", "s2"), &mut seen);
-        f.apply("BOOKMARK", &end(), &mut seen);
+        f.apply(event(EventType::Added, pod("p1", "n1", "s1")), &mut seen);
+        f.apply(event(EventType::Added, pod("p2", "n1", "s2")), &mut seen);
+        f.apply(end(), &mut seen);
         // The watch broke; p1 was deleted meanwhile and p2 recreated.
         let mut seen = Some(HashSet::new());
-        f.apply("ADDED", &pod("p2", "n3", "s2"), &mut seen);
+        f.apply(event(EventType::Added, pod("p2", "n3", "s2")), &mut seen);
         assert!(reaches(&graph, "n1", "s1"));
-        f.apply("BOOKMARK", &end(), &mut seen);
+        f.apply(end(), &mut seen);
         assert!(!reaches(&graph, "n1", "s1"));
         assert!(!reaches(&graph, "n1", "s2"));
         assert!(reaches(&graph, "n3", "s2"));
         // Bookmarks after the initial events change nothing.
-        assert!(!f.apply("BOOKMARK", &end(), &mut seen));
+        assert!(!f.apply(end(), &mut seen));
     }
 
     #[test]
@@ -342,24 +353,26 @@ mod tests {
         let mut slices = Feeder::new(Source::ResourceSlices, graph.clone());
         let mut none = None;
         pods.apply(
-            "ADDED",
-            &json!({"metadata": {"name": "p", "namespace": "ns"}, "spec": {"nodeName": "n1",
+            event(
+                EventType::Added,
+                json!({"metadata": {"name": "p", "namespace": "ns"}, "spec": {"nodeName": "n1",
                 "volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": "c"}}]}}),
+            ),
             &mut none,
         );
         let pv = json!({"metadata": {"name": "pv1"}, "spec": {
             "claimRef": {"namespace": "ns", "name": "c"},
             "csi": {"driver": "d", "volumeHandle": "h", "nodeStageSecretRef": {"name": "stage", "namespace": "ns"}}}});
-        pvs.apply("ADDED", &pv, &mut none);
+        pvs.apply(event(EventType::Added, pv.clone()), &mut none);
         assert!(reaches(&graph, "n1", "stage"));
-        pvs.apply("DELETED", &pv, &mut none);
+        pvs.apply(event(EventType::Deleted, pv.clone()), &mut none);
         assert!(!reaches(&graph, "n1", "stage"));
         let slice = json!({"metadata": {"name": "s1"}, "spec": {"nodeName": "n1", "driver": "d"}});
-        slices.apply("ADDED", &slice, &mut none);
+        slices.apply(event(EventType::Added, slice.clone()), &mut none);
         assert!(graph
             .has_path_from("n1", VertexType::ResourceSlice, "", "s1")
             .is_ok());
-        slices.apply("DELETED", &slice, &mut none);
+        slices.apply(event(EventType::Deleted, slice.clone()), &mut none);
         assert!(!graph.contains(VertexType::ResourceSlice, "", "s1"));
     }
 }
