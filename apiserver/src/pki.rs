@@ -27,8 +27,9 @@ pub fn provider() -> Arc<CryptoProvider> {
 }
 
 /// A client configuration trusting `ca_pem`, presenting an optional client
-/// certificate; HTTP/1.1 only (delegation keeps one request per connection so
-/// long watches never share a stream limit, and upgrades work).
+/// certificate. Its ALPN list is left to the connector: HTTP/1.1 for
+/// requests and upgrades, `h2` for the watches that share connections
+/// (`crate::transport::multiplexed`).
 pub fn client_config(
     ca_pem: &[u8],
     client_cert: Option<(&[u8], &[u8])>,
@@ -44,7 +45,7 @@ pub fn client_config(
         Some((cert, key)) => builder.with_client_auth_cert(parse_certs(cert)?, parse_key(key)?)?,
         None => builder.with_no_client_auth(),
     };
-    // ALPN is set by the connector (HTTP/1.1 only).
+    // ALPN is set by the connector.
     config.alpn_protocols.clear();
     Ok(config)
 }

@@ -26,6 +26,7 @@ use crate::apimachinery::errors::ApiError;
 use crate::authentication::request_header::is_standard_identity_header;
 use crate::authentication::UserInfo;
 use crate::body::{self, Body, Request, Response};
+use crate::transport::multiplexed::{Failed, Multiplexed};
 use endpoints::Endpoints;
 
 type Connector = crate::transport::HttpsConnector;
@@ -44,9 +45,14 @@ const HOP_BY_HOP: &[&str] = &[
 
 /// A client of the next tier: one server, or several replicas of it
 /// ([`endpoints`]).
+///
+/// Requests go over pooled HTTP/1.1 connections, except watches, which
+/// share a few HTTP/2 connections ([`Multiplexed`]) when the next tier
+/// speaks HTTP/2: a proxied watch then costs a stream, not a connection.
 #[derive(Clone)]
 pub struct Delegate {
     client: Client<Connector, Body>,
+    watches: Arc<Multiplexed>,
     endpoints: Arc<Endpoints>,
 }
 
@@ -69,6 +75,7 @@ impl Delegate {
                     .with_context(|| format!("parsing delegate URL {url}"))
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
+        let watches = Arc::new(Multiplexed::new(tls.clone()));
         let client = crate::transport::https_client(tls, Some(Duration::from_secs(5)));
         let endpoints = Arc::new(Endpoints::new(bases));
         if endpoints.len() > 1 {
@@ -76,7 +83,11 @@ impl Delegate {
                 rt.spawn(probe_readiness(client.clone(), Arc::downgrade(&endpoints)));
             }
         }
-        Ok(Delegate { client, endpoints })
+        Ok(Delegate {
+            client,
+            watches,
+            endpoints,
+        })
     }
 
     /// The delegate's base URL (the first replica's).
@@ -117,17 +128,13 @@ impl Delegate {
             .unwrap_or("/")
             .to_string();
         let upgrade = is_upgrade(req.headers());
+        let info = req.extensions().get::<crate::request::info::RequestInfo>();
         let cut_at_shutdown = req
             .extensions()
             .get::<crate::request::WatchTermination>()
-            .filter(|_| {
-                !upgrade
-                    && req
-                        .extensions()
-                        .get::<crate::request::info::RequestInfo>()
-                        .is_some_and(|i| i.is_long_running())
-            })
+            .filter(|_| !upgrade && info.is_some_and(|i| i.is_long_running()))
             .cloned();
+        let multiplex = !upgrade && info.is_some_and(|i| i.verb == "watch");
         let client_upgrade = upgrade.then(|| hyper::upgrade::on(&mut req));
         let (parts, body) = req.into_parts();
         let mut headers = HeaderMap::new();
@@ -192,7 +199,37 @@ impl Delegate {
                         .into_response()
                 }
             };
-            match self.client.request(out).await {
+            let sent = if multiplex {
+                match self.watches.request(out).await {
+                    Ok(r) => Ok(r),
+                    Err(Failed::NotHttp2(out)) => {
+                        self.client.request(out).await.map(|r| r.map(body::boxed))
+                    }
+                    Err(Failed::Http(e)) => {
+                        let base = &self.endpoints.get(replica).base;
+                        tracing::warn!(delegate = %base, error = %e, "delegate watch failed");
+                        last_error = Some(format!(
+                            "error trying to reach the delegate API server at {base}: {e}"
+                        ));
+                        break;
+                    }
+                    Err(Failed::Connect(e)) => {
+                        self.endpoints.failed(replica);
+                        let retry = attempt + 1 < order.len();
+                        tracing::warn!(error = %e, retry, "delegate unreachable");
+                        last_error = Some(format!(
+                            "error trying to reach the delegate API server: {e}"
+                        ));
+                        if !retry {
+                            break;
+                        }
+                        continue;
+                    }
+                }
+            } else {
+                self.client.request(out).await.map(|r| r.map(body::boxed))
+            };
+            match sent {
                 Ok(r) => {
                     resp = Some(r);
                     break;
@@ -234,8 +271,8 @@ impl Delegate {
         }
         parts.extensions.insert(crate::request::Forwarded);
         let body = match cut_at_shutdown {
-            Some(t) => body::ends_when(body::boxed(body), Box::pin(t.cut())),
-            None => body::boxed(body),
+            Some(t) => body::ends_when(body, Box::pin(t.cut())),
+            None => body,
         };
         http::Response::from_parts(parts, body)
     }
@@ -452,8 +489,8 @@ const EXTRA_KEY_ESCAPE: &percent_encoding::AsciiSet = &percent_encoding::NON_ALP
 
 /// Answers 101 to the client and copies bytes between the two upgraded
 /// connections until either side closes.
-fn splice_upgrade(
-    resp: http::Response<hyper::body::Incoming>,
+fn splice_upgrade<B>(
+    resp: http::Response<B>,
     client_upgrade: hyper::upgrade::OnUpgrade,
 ) -> Response {
     let (mut parts, _) = resp.into_parts();

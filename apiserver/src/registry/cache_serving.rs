@@ -404,7 +404,7 @@ impl Store {
         send_initial_events: bool,
         initial_events_end_bookmark: bool,
         allow_bookmarks: bool,
-        timeout: Duration,
+        timeout: Option<Duration>,
     ) -> Result<Option<mpsc::Receiver<WatchEvent>>, ApiError> {
         let Some(cache) = self.cache() else {
             return Ok(None);
@@ -526,7 +526,7 @@ impl Store {
     }
 
     /// Streams live events after `after` until the client leaves, the
-    /// timeout passes, or the watcher falls too far behind.
+    /// timeout (if any) passes, or the watcher falls too far behind.
     #[allow(clippy::too_many_arguments)]
     async fn follow(
         &self,
@@ -536,15 +536,21 @@ impl Store {
         opts: &ListOptions,
         prefix: &str,
         allow_bookmarks: bool,
-        timeout: Duration,
+        timeout: Option<Duration>,
     ) {
-        let deadline = tokio::time::Instant::now() + timeout;
-        let mut bookmarks = super::watch::BookmarkTimer::new(Some(deadline));
+        let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
+        let mut bookmarks = super::watch::BookmarkTimer::new(deadline);
         let mut last = after;
         loop {
+            let sleep_until = async {
+                match deadline {
+                    Some(d) => tokio::time::sleep_until(d).await,
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
                 _ = tx.closed() => return,
-                _ = tokio::time::sleep_until(deadline) => return,
+                _ = sleep_until => return,
                 _ = bookmarks.tick(), if allow_bookmarks => {
                     let revision = self.cache().map(|c| c.revision()).unwrap_or(last).max(last);
                     if tx.send(WatchEvent::Bookmark { revision, initial_events_end: false }).await.is_err() {

@@ -54,7 +54,14 @@ async fn a_stopped_cache_ends_its_watches_and_reads_go_to_etcd() {
         ..Default::default()
     };
     let mut events = store
-        .watch_from_cache("ns", &opts, false, false, false, Duration::from_secs(60))
+        .watch_from_cache(
+            "ns",
+            &opts,
+            false,
+            false,
+            false,
+            Some(Duration::from_secs(60)),
+        )
         .expect("watch")
         .expect("from the cache");
     storage
@@ -101,7 +108,14 @@ async fn a_stopped_cache_ends_its_watches_and_reads_go_to_etcd() {
         Err(e) => panic!("GET failed: {e:?}"),
     }
     assert!(store
-        .watch_from_cache("ns", &opts, false, false, false, Duration::from_secs(60))
+        .watch_from_cache(
+            "ns",
+            &opts,
+            false,
+            false,
+            false,
+            Some(Duration::from_secs(60))
+        )
         .expect("watch")
         .is_none());
 

@@ -6,8 +6,6 @@
 //! values otherwise) and only choose how to encode it; they never ask
 //! whether a cache is on.
 
-use std::time::Duration;
-
 use tokio::sync::mpsc;
 
 use super::cache_serving::CachedPage;
@@ -86,12 +84,16 @@ impl Store {
 
     /// WATCH: from the cache once it is ready (initial events and resumed
     /// windows as upstream's cacher serves them), else from etcd; either
-    /// way one stream of [`WatchEvent`]s.
-    pub async fn watch_events(
+    /// way one stream of [`WatchEvent`]s, ending at `opts.timeout` (never
+    /// when `None`: the controllers and informers inside a server).
+    ///
+    /// This is the only watch the layers above the registry see: the
+    /// handlers and the in-process consumers alike are served from memory
+    /// once the cache is ready, as upstream's informers are by its cacher.
+    pub async fn watch(
         &self,
         namespace: &str,
         opts: WatchOptions,
-        timeout: Duration,
     ) -> Result<mpsc::Receiver<WatchEvent>, ApiError> {
         let rv = opts.list.resource_version.clone().unwrap_or_default();
         let send_initial = opts
@@ -103,10 +105,10 @@ impl Store {
             send_initial,
             opts.send_initial_events == Some(true),
             opts.allow_bookmarks,
-            timeout,
+            opts.timeout,
         )? {
             return Ok(rx);
         }
-        self.watch(namespace, opts).await
+        self.watch_etcd(namespace, opts).await
     }
 }

@@ -124,7 +124,7 @@ async fn a_served_version_reads_its_storage_versions_cache() {
             false,
             false,
             false,
-            Duration::from_secs(30),
+            Some(Duration::from_secs(30)),
         )
         .expect("watch")
         .expect("from the cache");

@@ -108,9 +108,9 @@ pub fn validate_watch_options(opts: &WatchOptions) -> Result<(), ApiError> {
 
 impl Store {
     /// Starts a watch of etcd; events (objects decoded) arrive on the
-    /// returned channel until it closes. [`Store::watch_events`] serves
-    /// from the cache when it can and comes here otherwise.
-    pub async fn watch(
+    /// returned channel until it closes. [`Store::watch`] serves from the
+    /// cache when it can and comes here otherwise.
+    pub(crate) async fn watch_etcd(
         &self,
         namespace: &str,
         opts: WatchOptions,

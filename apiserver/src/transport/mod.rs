@@ -1,9 +1,11 @@
 //! Reaching other servers: how the TLS identity of a remote server is
 //! trusted ([`remote`]: a `caBundle` for `<service>.<namespace>.svc`, or
-//! none), and which addresses a Service resolves to ([`service`]: its ready
-//! EndpointSlice endpoints). The aggregator (APIServices), admission
+//! none), which addresses a Service resolves to ([`service`]: its ready
+//! EndpointSlice endpoints), and watches carried over shared HTTP/2
+//! connections ([`multiplexed`]). The aggregator (APIServices), admission
 //! webhooks and conversion webhooks all use them.
 
+pub mod multiplexed;
 pub mod remote;
 pub mod service;
 

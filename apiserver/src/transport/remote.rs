@@ -28,7 +28,8 @@ pub enum ServerTrust<'a> {
 }
 
 /// A client configuration for one external server, presenting `client_cert`
-/// (PEM certificate and key) when given. HTTP/1.1 only, as the delegate.
+/// (PEM certificate and key) when given. Its ALPN list is left to the
+/// connector, as the delegate's.
 pub fn client_config(
     trust: ServerTrust<'_>,
     client_cert: Option<(&[u8], &[u8])>,

@@ -77,7 +77,7 @@ pub async fn serve_watch(
         last_revision: None,
         ended: false,
     };
-    let rx = rest.store.watch_events(namespace, opts, timeout).await?;
+    let rx = rest.store.watch(namespace, opts).await?;
     Ok(watch_response(rest.store.clone(), rx, *neg, ending))
 }
 
