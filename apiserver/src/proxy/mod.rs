@@ -203,7 +203,7 @@ impl Delegate {
                 match self.watches.request(out).await {
                     Ok(r) => Ok(r),
                     Err(Failed::NotHttp2(out)) => {
-                        self.client.request(out).await.map(|r| r.map(body::boxed))
+                        self.client.request(*out).await.map(|r| r.map(body::boxed))
                     }
                     Err(Failed::Http(e)) => {
                         let base = &self.endpoints.get(replica).base;

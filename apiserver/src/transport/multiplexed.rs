@@ -9,7 +9,7 @@
 //!   packed onto the busiest connection with room; a new connection is
 //!   opened only when every one is full, and a connection left without
 //!   streams is let go (closed once its last stream ends) as soon as another
-//!   one carries traffic.
+//!   one carries traffic, or after 10 to 20 s without streams.
 //! - Flow control cannot stall the other watches on a connection: each
 //!   stream may have [`STREAM_WINDOW`] unread bytes in flight, and the
 //!   connection window covers every stream's at once, so a slow watcher
@@ -48,6 +48,9 @@ const STREAM_WINDOW: u32 = 1024 * 1024;
 /// at once.
 const CONNECTION_WINDOW: u32 = STREAM_WINDOW * MAX_STREAMS_PER_CONNECTION as u32;
 
+/// How long a connection without streams is kept for the next watch.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(20);
+
 /// Upper bound on opening a connection (TCP and TLS).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -55,7 +58,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 pub enum Failed {
     /// The server does not speak HTTP/2: the request, untouched, to send
     /// another way.
-    NotHttp2(Request),
+    NotHttp2(Box<Request>),
     /// No connection could be made; nothing was sent.
     Connect(String),
     /// The connection failed while the request was on it.
@@ -70,6 +73,8 @@ pub struct Multiplexed {
     servers: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Vec<Connection2>>>>>,
     /// Servers that answered without `h2`.
     http1_only: Mutex<HashSet<String>>,
+    /// How long a connection without streams is kept.
+    idle_timeout: Duration,
 }
 
 /// One HTTP/2 connection and how many streams are open on it.
@@ -104,6 +109,7 @@ impl Multiplexed {
             connector,
             servers: Mutex::new(HashMap::new()),
             http1_only: Mutex::new(HashSet::new()),
+            idle_timeout: IDLE_TIMEOUT,
         }
     }
 
@@ -112,10 +118,10 @@ impl Multiplexed {
     /// the stream's slot until it is dropped.
     pub async fn request(&self, mut req: Request) -> Result<Response, Failed> {
         let Some(server) = server_of(req.uri()) else {
-            return Err(Failed::NotHttp2(req));
+            return Err(Failed::NotHttp2(Box::new(req)));
         };
         if lock(&self.http1_only).contains(&server) {
-            return Err(Failed::NotHttp2(req));
+            return Err(Failed::NotHttp2(Box::new(req)));
         }
         let connections = lock(&self.servers)
             .entry(server.clone())
@@ -125,7 +131,7 @@ impl Multiplexed {
             let mut conns = connections.lock().await;
             match reserve(&mut conns) {
                 Some(reserved) => reserved,
-                None => match self.connect(req.uri().clone()).await {
+                None => match self.connect(req.uri().clone(), &connections).await {
                     Ok(Some(conn)) => {
                         conns.push(conn);
                         match reserve(&mut conns) {
@@ -135,7 +141,7 @@ impl Multiplexed {
                     }
                     Ok(None) => {
                         lock(&self.http1_only).insert(server);
-                        return Err(Failed::NotHttp2(req));
+                        return Err(Failed::NotHttp2(Box::new(req)));
                     }
                     Err(e) => return Err(Failed::Connect(e)),
                 },
@@ -156,7 +162,11 @@ impl Multiplexed {
 
     /// Opens a connection to the server of `uri`: `None` when it does not
     /// speak HTTP/2.
-    async fn connect(&self, uri: http::Uri) -> Result<Option<Connection2>, String> {
+    async fn connect(
+        &self,
+        uri: http::Uri,
+        pool: &Arc<tokio::sync::Mutex<Vec<Connection2>>>,
+    ) -> Result<Option<Connection2>, String> {
         let connecting = self.connector.clone().oneshot(uri.clone());
         let io = match tokio::time::timeout(CONNECT_TIMEOUT, connecting).await {
             Ok(Ok(io)) => io,
@@ -181,10 +191,13 @@ impl Multiplexed {
                 tracing::debug!(server = %uri, error = %e, "multiplexed connection ended");
             }
         });
-        Ok(Some(Connection2 {
-            send,
-            streams: Arc::new(AtomicUsize::new(0)),
-        }))
+        let streams = Arc::new(AtomicUsize::new(0));
+        tokio::spawn(let_go_when_idle(
+            Arc::downgrade(pool),
+            streams.clone(),
+            self.idle_timeout,
+        ));
+        Ok(Some(Connection2 { send, streams }))
     }
 
     /// Open connections to the server of `uri` and their streams (tests
@@ -202,6 +215,40 @@ impl Multiplexed {
             .filter(|c| !c.send.is_closed())
             .map(|c| c.streams.load(Ordering::Acquire))
             .collect()
+    }
+}
+
+/// Takes the connection whose stream count is `streams` out of `pool` once
+/// it has carried no stream for `idle_timeout` (the connection then
+/// closes), or when the pool is gone.
+async fn let_go_when_idle(
+    pool: std::sync::Weak<tokio::sync::Mutex<Vec<Connection2>>>,
+    streams: Arc<AtomicUsize>,
+    idle_timeout: Duration,
+) {
+    let mut idle_checks = 0;
+    loop {
+        tokio::time::sleep(idle_timeout / 2).await;
+        let Some(pool) = pool.upgrade() else {
+            return;
+        };
+        let mut conns = pool.lock().await;
+        let Some(at) = conns.iter().position(|c| Arc::ptr_eq(&c.streams, &streams)) else {
+            return;
+        };
+        if conns[at].send.is_closed() {
+            conns.remove(at);
+            return;
+        }
+        idle_checks = if streams.load(Ordering::Acquire) == 0 {
+            idle_checks + 1
+        } else {
+            0
+        };
+        if idle_checks >= 2 {
+            conns.remove(at);
+            return;
+        }
     }
 }
 
@@ -384,6 +431,23 @@ mod tests {
         };
         assert_eq!(client.connections_to(&uri).await, vec![1]);
         drop(next);
+    }
+
+    #[tokio::test]
+    async fn a_connection_without_streams_is_let_go() {
+        let (addr, ca) = endless_server(vec![b"h2".to_vec()]).await;
+        let mut client =
+            Multiplexed::new(crate::pki::client_config(ca.as_bytes(), None).expect("tls"));
+        client.idle_timeout = Duration::from_millis(200);
+        let uri = watch_request(addr).uri().clone();
+        let Ok(watch) = client.request(watch_request(addr)).await else {
+            panic!("watch not answered");
+        };
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert_eq!(client.connections_to(&uri).await, vec![1], "busy: kept");
+        drop(watch);
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(client.connections_to(&uri).await.is_empty(), "idle: let go");
     }
 
     #[tokio::test]

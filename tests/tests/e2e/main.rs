@@ -49,4 +49,5 @@ mod shutdown;
 mod traces;
 mod watch;
 mod watch_cache;
+mod watch_multiplexing;
 mod webhooks;
