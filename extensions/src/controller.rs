@@ -168,11 +168,9 @@ impl Controller {
                 {
                     break;
                 }
-                let unchanged = match (quiet, self.crds.cache()) {
-                    (Some((revision, at)), Some(cache)) => {
-                        cache.is_ready()
-                            && cache.revision() == revision
-                            && at.elapsed() < FULL_RESYNC
+                let unchanged = match (quiet, self.crds.cache_revision()) {
+                    (Some((revision, at)), Some(now)) => {
+                        now == revision && at.elapsed() < FULL_RESYNC
                     }
                     _ => false,
                 };

@@ -33,7 +33,7 @@ pub async fn check(schema: &Schema, req: Request, info: &RequestInfo) -> Result<
     {
         return unchanged(req);
     }
-    let mode = Query::from_uri(req.uri())
+    let mode = Query::of(info)
         .get("fieldValidation")
         .unwrap_or("Warn")
         .to_string();

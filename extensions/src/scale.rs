@@ -135,7 +135,7 @@ async fn handle(
         return Err(ApiError::path_not_found());
     }
     let name = info.name.as_str();
-    let query = apiserver::endpoints::handlers::Query::from_uri(req.uri());
+    let query = apiserver::endpoints::handlers::Query::of(info);
     let pretty = query.flag("pretty");
     match info.verb.as_str() {
         "get" => {

@@ -242,9 +242,7 @@ impl Served {
     /// (clients re-watch and reach the stores that replace it) and its
     /// memory goes with the last request still holding the store.
     pub fn stop_cache(&self) {
-        if let Some(cache) = self.store.cache() {
-            cache.stop();
-        }
+        self.store.stop_cache();
     }
 
     /// Adds the route of this version to `groups`: `/scale` and the

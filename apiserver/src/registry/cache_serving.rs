@@ -163,6 +163,29 @@ impl Store {
         }
         bytes
     }
+
+    /// How many objects the store holds, as its watch cache counts them
+    /// (upstream's storage object count, which priority and fairness reads
+    /// as `X-Kubernetes-APF-Object-Count`): `None` without a ready cache.
+    pub fn object_count(&self) -> Option<usize> {
+        use crate::storage::metrics::CountObjects;
+        self.cache().and_then(|c| c.count_objects())
+    }
+
+    /// The revision the store's watch cache has reached: `None` without a
+    /// ready cache.
+    pub fn cache_revision(&self) -> Option<i64> {
+        self.cache().filter(|c| c.is_ready()).map(|c| c.revision())
+    }
+
+    /// Stops the store's watch cache, if it has one: its watches end (their
+    /// clients watch again and reach whatever serves the resource next) and
+    /// its memory goes with the last request still holding the store.
+    pub fn stop_cache(&self) {
+        if let Some(cache) = self.cache() {
+            cache.stop();
+        }
+    }
 }
 
 /// A page of a LIST served from the cache.

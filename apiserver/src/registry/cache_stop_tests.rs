@@ -29,8 +29,9 @@ async fn until_ready(cache: &crate::storage::cacher::WatchCache) {
     panic!("the watch cache did not load");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_stopped_cache_ends_its_watches_and_reads_go_to_etcd() {
+/// A fresh etcd holding the Gadget `ns/a`, a client of it, and the
+/// Gadgets' definition.
+async fn etcd_with_gadget_a() -> (TestEtcd, EtcdStorage, ResourceDef) {
     let etcd = TestEtcd::start();
     let storage = EtcdStorage::connect(&[etcd.endpoint()], EtcdOptions::default())
         .await
@@ -40,6 +41,12 @@ async fn a_stopped_cache_ends_its_watches_and_reads_go_to_etcd() {
         .await
         .expect("create");
     let def = ResourceDef::new("example.com", "v1", "Gadget", "gadgets");
+    (etcd, storage, def)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_cache_ends_its_watches_and_reads_go_to_etcd() {
+    let (_etcd, storage, def) = etcd_with_gadget_a().await;
     let store = Store::new(def, storage.clone(), "/registry", AdmitAll).with_watch_cache(1 << 30);
     let cache = store.cache().expect("cache").clone();
     until_ready(&cache).await;
@@ -131,4 +138,57 @@ async fn a_stopped_cache_ends_its_watches_and_reads_go_to_etcd() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     panic!("a stopped cache is still alive");
+}
+
+/// What the informer and the controllers inside a server call: one
+/// `Store::watch`, served from memory once the cache is ready (initial
+/// events included), from etcd before; without a timeout it outlives any
+/// client deadline.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_process_watchers_are_served_by_the_cache_once_it_is_ready() {
+    use super::watch::WatchOptions;
+    use super::watch_event::{EventType, WatchEvent};
+    let (_etcd, storage, def) = etcd_with_gadget_a().await;
+
+    // No cache: etcd's events, decoded.
+    let plain = Store::new(def.clone(), storage.clone(), "/registry", AdmitAll);
+    let mut events = plain
+        .watch("", WatchOptions::streaming_list())
+        .await
+        .expect("watch");
+    match events.recv().await {
+        Some(WatchEvent::Object(EventType::Added, ObjectRead::Decoded(v))) => {
+            assert_eq!(v["metadata"]["name"], "a")
+        }
+        _ => panic!("expected the initial object from etcd"),
+    }
+
+    // A ready cache: the same call is answered from memory.
+    let store = Store::new(def, storage.clone(), "/registry", AdmitAll).with_watch_cache(1 << 30);
+    until_ready(store.cache().expect("cache")).await;
+    let mut events = store
+        .watch("", WatchOptions::streaming_list())
+        .await
+        .expect("watch");
+    assert!(matches!(
+        events.recv().await,
+        Some(WatchEvent::Object(EventType::Added, ObjectRead::Encoded(_)))
+    ));
+    assert!(matches!(
+        events.recv().await,
+        Some(WatchEvent::Bookmark {
+            initial_events_end: true,
+            ..
+        })
+    ));
+    storage
+        .create("/registry/gadgets/ns/b", gadget("b"))
+        .await
+        .expect("create");
+    match tokio::time::timeout(Duration::from_secs(5), events.recv()).await {
+        Ok(Some(WatchEvent::Object(EventType::Added, ObjectRead::Encoded(obj)))) => {
+            assert_eq!(&*obj.name, "b")
+        }
+        _ => panic!("expected the new object from the cache"),
+    }
 }

@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::watch;
 
-use super::store::{ListOptions, Store};
+use super::store::Store;
 use super::watch::WatchOptions;
 use super::watch_event::{EventType, WatchEvent};
 use crate::apimachinery::meta;
@@ -59,16 +59,10 @@ pub async fn run(store: Store, tx: watch::Sender<Mirror>) {
 }
 
 async fn mirror_once(store: &Store, tx: &watch::Sender<Mirror>) -> Result<(), String> {
-    let opts = WatchOptions {
-        list: ListOptions {
-            resource_version_match: Some("NotOlderThan".into()),
-            ..Default::default()
-        },
-        allow_bookmarks: true,
-        send_initial_events: Some(true),
-        timeout: None,
-    };
-    let mut events = store.watch("", opts).await.map_err(|e| e.to_string())?;
+    let mut events = store
+        .watch("", WatchOptions::streaming_list())
+        .await
+        .map_err(|e| e.to_string())?;
     let mut initial: Option<BTreeMap<String, Value>> = Some(BTreeMap::new());
     while let Some(ev) = events.recv().await {
         match ev {

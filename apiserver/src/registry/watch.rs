@@ -82,6 +82,22 @@ pub struct WatchOptions {
     pub timeout: Option<Duration>,
 }
 
+impl WatchOptions {
+    /// What an informer asks for (a streaming list): the current state, its
+    /// end marked by a BOOKMARK, then every change, without a deadline.
+    pub fn streaming_list() -> Self {
+        WatchOptions {
+            list: ListOptions {
+                resource_version_match: Some("NotOlderThan".into()),
+                ..Default::default()
+            },
+            allow_bookmarks: true,
+            send_initial_events: Some(true),
+            timeout: None,
+        }
+    }
+}
+
 /// Upstream's validation of streaming-list options: `sendInitialEvents`
 /// needs `resourceVersionMatch=NotOlderThan` and `allowWatchBookmarks`.
 pub fn validate_watch_options(opts: &WatchOptions) -> Result<(), ApiError> {

@@ -13,7 +13,7 @@ use crate::authentication::UserInfo;
 use crate::body::{self, Request, Response};
 use crate::endpoints::aggregated_discovery;
 use crate::endpoints::discovery::group_list;
-use crate::endpoints::handlers::{self, json_response};
+use crate::endpoints::handlers::{self, json_response, Query};
 use crate::proxy::Delegate;
 use crate::registry::catalog::{Catalog, Route};
 use crate::request::info::{NonResource, RequestInfo};
@@ -171,7 +171,7 @@ impl GenericApiServer {
                 } else {
                     &self.readyz
                 };
-                return checks.serve(endpoint, check, req.uri()).await;
+                return checks.serve(endpoint, check, &Query::of(&info)).await;
             }
             NonResource::Version => return json_response(200, &self.version, false),
             NonResource::Metrics if req.method() == http::Method::GET => {

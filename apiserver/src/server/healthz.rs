@@ -30,10 +30,10 @@ impl HealthChecks {
         self.checks.push((name.to_string(), check));
     }
 
-    /// Serves `/<endpoint>` or `/<endpoint>/<check>`.
-    pub async fn serve(&self, endpoint: &str, sub: &str, uri: &http::Uri) -> Response {
-        let query = Query::from_uri(uri);
-        let excluded: Vec<&str> = query_all(uri, "exclude");
+    /// Serves `/<endpoint>` or `/<endpoint>/<check>`, as the request's
+    /// parsed `query` asks (`verbose`, `exclude=<check>`).
+    pub async fn serve(&self, endpoint: &str, sub: &str, query: &Query) -> Response {
+        let excluded: Vec<&str> = query.all("exclude").collect();
         if !sub.is_empty() {
             let Some((_, check)) = self.checks.iter().find(|(n, _)| n == sub) else {
                 return text(404, "404 page not found");
@@ -86,16 +86,6 @@ pub fn etcd_check(storage: crate::storage::EtcdStorage) -> CheckFn {
                 .map_err(|e| e.to_string())
         })
     })
-}
-
-fn query_all<'a>(uri: &'a http::Uri, name: &str) -> Vec<&'a str> {
-    uri.query()
-        .unwrap_or("")
-        .split('&')
-        .filter_map(|kv| kv.split_once('='))
-        .filter(|(k, _)| *k == name)
-        .map(|(_, v)| v)
-        .collect()
 }
 
 fn text(code: u16, s: &str) -> Response {

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use apiserver::apimachinery::errors::ApiError;
 use apiserver::authentication::UserInfo;
-use apiserver::endpoints::handlers::read_body;
+use apiserver::endpoints::handlers::{read_body, Query};
 use apiserver::registry::catalog::Catalog;
 use apiserver::registry::resource::ResourceDef;
 use serde_json::json;
@@ -38,7 +38,7 @@ pub fn register(groups: &mut Catalog) {
                     .get::<UserInfo>()
                     .cloned()
                     .unwrap_or_default();
-                let (headers, uri) = (req.headers().clone(), req.uri().clone());
+                let (headers, query) = (req.headers().clone(), Query::of(&info));
                 if let Err(e) = read_body(req).await {
                     return e.into_response();
                 }
@@ -55,7 +55,9 @@ pub fn register(groups: &mut Catalog) {
                     "metadata": { "creationTimestamp": null },
                     "status": { "userInfo": user_info },
                 });
-                apiserver::endpoints::handlers::respond_to_object_only(&headers, &uri, 201, &review)
+                apiserver::endpoints::handlers::respond_to_object_only(
+                    &headers, &query, 201, &review,
+                )
             })
         }),
     );
@@ -90,7 +92,7 @@ pub fn register_token_review(
                 if info.verb != "create" || !info.name.is_empty() {
                     return ApiError::method_not_supported(gr, &info.verb).into_response();
                 }
-                let (headers, uri) = (req.headers().clone(), req.uri().clone());
+                let (headers, query) = (req.headers().clone(), Query::of(&info));
                 let review: serde_json::Value =
                     match apiserver::endpoints::handlers::read_object_body(req).await {
                         Ok(serde_json::Value::Null) => {
@@ -115,7 +117,7 @@ pub fn register_token_review(
                     "spec": spec,
                     "status": status,
                 });
-                apiserver::endpoints::handlers::respond_to_object_only(&headers, &uri, 201, &out)
+                apiserver::endpoints::handlers::respond_to_object_only(&headers, &query, 201, &out)
             })
         }),
     );

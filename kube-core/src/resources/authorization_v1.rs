@@ -11,7 +11,7 @@ use apiserver::apimachinery::validation::FieldError;
 use apiserver::authentication::UserInfo;
 use apiserver::authorization::rbac::{review_rules, RbacAuthorizer};
 use apiserver::authorization::{Attributes, Authorizer, Decision};
-use apiserver::endpoints::handlers::{read_object_body, respond_to_object_only};
+use apiserver::endpoints::handlers::{read_object_body, respond_to_object_only, Query};
 use apiserver::registry::catalog::Catalog;
 use apiserver::registry::resource::ResourceDef;
 use apiserver::request::info::RequestInfo;
@@ -84,7 +84,7 @@ pub fn register(
                         return ApiError::method_not_supported(gr, &info.verb).into_response();
                     }
                     let caller = req.extensions().get::<UserInfo>().cloned();
-                    let (headers, uri) = (req.headers().clone(), req.uri().clone());
+                    let (headers, query) = (req.headers().clone(), Query::of(&info));
                     let review_obj = match read_object_body(req).await {
                         Ok(Value::Null) => {
                             return ApiError::bad_request("the body of the request was empty")
@@ -149,7 +149,7 @@ pub fn register(
                         "spec": spec_out,
                         "status": status,
                     });
-                    respond_to_object_only(&headers, &uri, 201, &out)
+                    respond_to_object_only(&headers, &query, 201, &out)
                 })
             }),
         );

@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use apiserver::apimachinery::errors::{ApiError, GroupResource};
+use apiserver::endpoints::handlers::Query;
 use apiserver::registry::resource::{CustomSubresource, SubresourceCall, SubresourceResult};
 use apiserver::registry::store::{DeleteOptions, Store};
 use serde_json::{json, Value};
@@ -354,13 +355,12 @@ pub fn register_bindings(groups: &mut apiserver::registry::catalog::Catalog) {
                 if info.verb != "create" || !info.name.is_empty() || info.namespace.is_empty() {
                     return ApiError::method_not_supported(gr, &info.verb).into_response();
                 }
-                let dry_run = apiserver::endpoints::handlers::Query::from_uri(req.uri())
-                    .dry_run("CreateOptions");
+                let dry_run = Query::of(&info).dry_run("CreateOptions");
                 let dry_run = match dry_run {
                     Ok(d) => d,
                     Err(e) => return e.into_response(),
                 };
-                let (headers, uri) = (req.headers().clone(), req.uri().clone());
+                let (headers, query) = (req.headers().clone(), Query::of(&info));
                 let binding = match apiserver::endpoints::handlers::read_object_body(req).await {
                     Ok(Value::Null) => {
                         return ApiError::bad_request("the body of the request was empty")
@@ -383,7 +383,7 @@ pub fn register_bindings(groups: &mut apiserver::registry::catalog::Catalog) {
                 }
                 match bind(&pods, &info.namespace, &name, &binding, dry_run).await {
                     Ok((code, v)) => {
-                        apiserver::endpoints::handlers::respond_to(&headers, &uri, code, &v)
+                        apiserver::endpoints::handlers::respond_to(&headers, &query, code, &v)
                     }
                     Err(e) => e.into_response(),
                 }

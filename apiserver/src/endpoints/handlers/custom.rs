@@ -31,7 +31,7 @@ pub(super) async fn serve_custom(
         ""
     };
     let ctx = rest.write_context("CreateOptions")?;
-    let (headers, uri) = (req.headers().clone(), req.uri().clone());
+    let headers = req.headers().clone();
     let mut verb = info.verb.clone();
     let mut body = if verb == "patch" {
         read_patch_for_custom(rest, namespace, req, &mut verb).await?
@@ -48,7 +48,7 @@ pub(super) async fn serve_custom(
         ctx,
     })
     .await?;
-    Ok(respond_to(&headers, &uri, code, &value))
+    Ok(respond_to(&headers, &rest.query, code, &value))
 }
 
 /// The body of a PATCH of a subresource served by its own handler: a JSON

@@ -58,6 +58,14 @@ impl Query {
             .map(|(_, v)| v.as_str())
     }
 
+    /// Every value of `name`, in order.
+    pub fn all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.0
+            .iter()
+            .filter(move |(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
     /// A boolean parameter (`true`/`1`).
     pub fn flag(&self, name: &str) -> bool {
         matches!(self.get(name), Some("true") | Some("1"))
@@ -283,15 +291,11 @@ pub async fn read_object_body(req: Request) -> Result<Value, ApiError> {
 }
 
 /// `value` in the format the request's `Accept` asks for (JSON, YAML or
-/// protobuf, falling back to JSON for kinds protobuf does not cover); an
-/// unacceptable `Accept` is 406.
-pub fn respond_to(
-    headers: &http::HeaderMap,
-    uri: &http::Uri,
-    code: u16,
-    value: &Value,
-) -> Response {
-    let pretty = Query::from_uri(uri).flag("pretty");
+/// protobuf, falling back to JSON for kinds protobuf does not cover), as
+/// `?pretty` of the request's parsed `query` says; an unacceptable `Accept`
+/// is 406.
+pub fn respond_to(headers: &http::HeaderMap, query: &Query, code: u16, value: &Value) -> Response {
+    let pretty = query.flag("pretty");
     match negotiate_object(headers, pretty) {
         Ok(neg) if neg.format == Format::Protobuf => match crate::protobuf::encode_object(value) {
             Ok(bytes) => bytes_response(code, Format::Protobuf.content_type(), bytes),
@@ -309,7 +313,7 @@ pub fn respond_to(
 /// convertor): asking for `as=Table` or `as=PartialObjectMetadata` is 406.
 pub fn respond_to_object_only(
     headers: &http::HeaderMap,
-    uri: &http::Uri,
+    query: &Query,
     code: u16,
     value: &Value,
 ) -> Response {
@@ -320,7 +324,7 @@ pub fn respond_to_object_only(
             "application/vnd.kubernetes.protobuf",
         ])
         .into_response(),
-        _ => respond_to(headers, uri, code, value),
+        _ => respond_to(headers, query, code, value),
     }
 }
 

@@ -66,8 +66,7 @@ pub async fn list(
     namespace: &str,
     neg: &Negotiated,
 ) -> Result<Response, ApiError> {
-    use crate::storage::metrics::CountObjects;
-    let count = rest.store.cache().and_then(|c| c.count_objects());
+    let count = rest.store.object_count();
     let mut resp = list_objects(rest, namespace, neg).await?;
     if let Some(n) = count {
         resp.headers_mut()

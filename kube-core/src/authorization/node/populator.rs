@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use apiserver::apimachinery::meta;
 use apiserver::registry::catalog::Catalog;
-use apiserver::registry::store::{ListOptions, Store};
+use apiserver::registry::store::Store;
 use apiserver::registry::watch::WatchOptions;
 use apiserver::registry::watch_event::{EventType, WatchEvent};
 use serde_json::Value;
@@ -210,16 +210,7 @@ impl Feeder {
 /// `synced` once the first list is in.
 async fn run(store: Store, mut feeder: Feeder, synced: Arc<AtomicBool>) {
     loop {
-        let opts = WatchOptions {
-            list: ListOptions {
-                resource_version_match: Some("NotOlderThan".into()),
-                ..Default::default()
-            },
-            allow_bookmarks: true,
-            send_initial_events: Some(true),
-            timeout: None,
-        };
-        match store.watch("", opts).await {
+        match store.watch("", WatchOptions::streaming_list()).await {
             Ok(mut events) => {
                 let mut seen = Some(HashSet::new());
                 while let Some(ev) = events.recv().await {
