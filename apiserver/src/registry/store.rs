@@ -314,7 +314,9 @@ impl Store {
                 m.remove("generation");
             }
         }
-        if self.def.has_subresource(Subresource::Status) {
+        if self.def.has_subresource(Subresource::Status)
+            && !self.def.strategy.keeps_status_on_create()
+        {
             if let Value::Object(m) = &mut obj {
                 m.remove("status");
             }

@@ -36,6 +36,14 @@ pub trait Strategy: Send + Sync {
         false
     }
 
+    /// Whether a create keeps the `status` the client sent, for a kind with
+    /// a `/status` subresource (whose creates otherwise start without one).
+    /// Upstream's Node strategy is the one that keeps it: a kubelet
+    /// registers its Node with its status (conditions, capacity, node info).
+    fn keeps_status_on_create(&self) -> bool {
+        false
+    }
+
     /// Whether a PUT without `resourceVersion` may overwrite the object.
     fn allow_unconditional_update(&self) -> bool {
         true

@@ -54,6 +54,17 @@ impl Strategy for NamespaceStrategy {
     }
 }
 
+/// Nodes, as upstream's node strategy: a create keeps the status the
+/// kubelet registers its Node with, and nodes carry no
+/// `metadata.generation`.
+pub struct NodeStrategy;
+
+impl Strategy for NodeStrategy {
+    fn keeps_status_on_create(&self) -> bool {
+        true
+    }
+}
+
 /// Pods: spec defaults (restart, DNS and scheduler policies, container
 /// termination-message fields, image pull policy), the default service
 /// account, status `Pending` with the QoS class; a pod's spec is immutable

@@ -115,7 +115,7 @@ pub fn definitions() -> Vec<ResourceDef> {
                 })
                 .wide(),
             ])
-            .strategy(apiserver::registry::strategy::SpecStrategy),
+            .strategy(super::core_strategies::NodeStrategy),
         ResourceDef::new("", "v1", "Pod", "pods")
             .short_names(&["po"])
             .categories(&["all"])

@@ -692,3 +692,65 @@ async fn api_resources_defaults_validation_and_columns_match_upstream() {
         assert_eq!(header(&out), want, "{args:?}: {out}");
     }
 }
+
+/// As upstream's node strategy: a Node created with a status (as a kubelet
+/// registers it) keeps it, and nodes carry no `metadata.generation`; other
+/// kinds with a `/status` subresource start without the status sent.
+#[tokio::test]
+async fn a_node_created_with_its_status_keeps_it() {
+    let c = TestCluster::start().await;
+    let http = c.http(crate::harness::Auth::AdminCert);
+    let node = serde_json::json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": "registered"},
+        "status": {
+            "conditions": [{"type": "Ready", "status": "False", "reason": "KubeletNotReady",
+                            "message": "container runtime status check may not have completed yet"}],
+            "capacity": {"cpu": "2", "memory": "4Gi", "pods": "110"},
+            "nodeInfo": {"kubeletVersion": "v1.36.2", "machineID": "", "systemUUID": "",
+                         "bootID": "", "kernelVersion": "", "osImage": "",
+                         "containerRuntimeVersion": "", "kubeProxyVersion": "",
+                         "operatingSystem": "linux", "architecture": "amd64"}
+        }
+    });
+    let resp = http
+        .post(c.url("/api/v1/nodes"))
+        .json(&node)
+        .send()
+        .await
+        .expect("create");
+    assert_eq!(resp.status().as_u16(), 201);
+    let got: serde_json::Value = http
+        .get(c.url("/api/v1/nodes/registered"))
+        .send()
+        .await
+        .expect("get")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(got["status"]["conditions"][0]["type"], "Ready");
+    assert_eq!(got["status"]["capacity"]["pods"], "110");
+    assert_eq!(got["status"]["nodeInfo"]["kubeletVersion"], "v1.36.2");
+    assert!(got["metadata"].get("generation").is_none(), "{got}");
+
+    // A Service's status is not the client's to set on create.
+    let svc = serde_json::json!({
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "no-status", "namespace": "default"},
+        "spec": {"ports": [{"port": 80}]},
+        "status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.1"}]}}
+    });
+    let created: serde_json::Value = http
+        .post(c.url("/api/v1/namespaces/default/services"))
+        .json(&svc)
+        .send()
+        .await
+        .expect("create")
+        .json()
+        .await
+        .expect("json");
+    assert!(
+        created["status"]["loadBalancer"].get("ingress").is_none(),
+        "{created}"
+    );
+}
