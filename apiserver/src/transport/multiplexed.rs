@@ -127,30 +127,39 @@ impl Multiplexed {
             .entry(server.clone())
             .or_default()
             .clone();
-        let (mut send, slot) = {
-            let mut conns = connections.lock().await;
-            match reserve(&mut conns) {
-                Some(reserved) => reserved,
-                None => match self.connect(req.uri().clone(), &connections).await {
-                    Ok(Some(conn)) => {
-                        conns.push(conn);
-                        match reserve(&mut conns) {
-                            Some(reserved) => reserved,
-                            None => return Err(Failed::Connect("connection closed".into())),
+        // A connection that closed since it was last used (its server went
+        // away or said GOAWAY) fails `ready` before anything is sent: the
+        // request then goes on a new connection, once.
+        let mut attempt = 0;
+        let (mut send, slot) = loop {
+            attempt += 1;
+            let (mut send, slot) = {
+                let mut conns = connections.lock().await;
+                match reserve(&mut conns) {
+                    Some(reserved) => reserved,
+                    None => match self.connect(req.uri().clone(), &connections).await {
+                        Ok(Some(conn)) => {
+                            conns.push(conn);
+                            match reserve(&mut conns) {
+                                Some(reserved) => reserved,
+                                None => return Err(Failed::Connect("connection closed".into())),
+                            }
                         }
-                    }
-                    Ok(None) => {
-                        lock(&self.http1_only).insert(server);
-                        return Err(Failed::NotHttp2(Box::new(req)));
-                    }
-                    Err(e) => return Err(Failed::Connect(e)),
-                },
+                        Ok(None) => {
+                            lock(&self.http1_only).insert(server);
+                            return Err(Failed::NotHttp2(Box::new(req)));
+                        }
+                        Err(e) => return Err(Failed::Connect(e)),
+                    },
+                }
+            };
+            match send.ready().await {
+                Ok(()) => break (send, slot),
+                Err(_) if attempt < 2 => continue,
+                Err(e) => return Err(Failed::Http(e)),
             }
         };
         *req.version_mut() = http::Version::HTTP_2;
-        if let Err(e) = send.ready().await {
-            return Err(Failed::Http(e));
-        }
         let resp = send.send_request(req).await.map_err(Failed::Http)?;
         Ok(resp.map(|incoming| {
             body::boxed(WithSlot {
