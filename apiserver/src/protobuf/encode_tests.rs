@@ -120,7 +120,7 @@ fn every_kind_round_trips_through_our_decoder() {
     let mut kinds = 0;
     for (api_version, kind) in schema::all_kinds() {
         for depth in [0, 2, 6] {
-            let object = rich_object(api_version, kind, depth);
+            let object = rich_object(&api_version, kind, depth);
             let back = decode(&encode(&object));
             // Same content (a readable diff), then the same key order.
             assert_eq!(back, object, "{api_version} {kind} depth {depth}");

@@ -24,7 +24,7 @@ pub(super) fn through_prost(bytes: &[u8], api_version: &str, kind: &str) -> Valu
     assert_eq!(type_meta.kind.as_deref(), Some(kind));
     assert_eq!(unknown.content_type.as_deref(), Some(""));
     let raw = unknown.raw.unwrap_or_default();
-    let again = match with_prost(api_version, kind, &raw) {
+    let again = match with_prost(&api_version, kind, &raw) {
         Ok((again, _)) => again,
         Err(e) => panic!("k8s-pb cannot decode {api_version} {kind}: {e}"),
     };
@@ -178,9 +178,9 @@ fn with_prost(api_version: &str, kind: &str, raw: &[u8]) -> Result<Prosted, pros
 #[test]
 fn every_kind_survives_k8s_pb() {
     for (api_version, kind) in schema::all_kinds() {
-        let mut object = rich_object(api_version, kind, 6);
-        let back = through_prost(&encode(&object), api_version, kind);
-        strip_newer_than_k8s_pb(api_version, kind, &mut object);
+        let mut object = rich_object(&api_version, kind, 6);
+        let back = through_prost(&encode(&object), &api_version, kind);
+        strip_newer_than_k8s_pb(&api_version, kind, &mut object);
         assert_eq!(back, object, "{api_version} {kind}");
     }
 }
@@ -252,9 +252,9 @@ fn every_string_is_read_into_the_field_of_its_name() {
         .expect("regex");
     let normal = |name: &str| name.replace('_', "").to_ascii_lowercase();
     for (api_version, kind) in schema::all_kinds() {
-        let object = rich_object(api_version, kind, 6);
+        let object = rich_object(&api_version, kind, 6);
         let raw = unknown(&encode(&object)).raw.unwrap_or_default();
-        let debug = match with_prost(api_version, kind, &raw) {
+        let debug = match with_prost(&api_version, kind, &raw) {
             Ok((_, debug)) => debug,
             Err(e) => panic!("k8s-pb cannot decode {api_version} {kind}: {e}"),
         };

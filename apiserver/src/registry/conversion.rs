@@ -78,6 +78,8 @@ impl ResourceDef {
         def.kind = kind.into();
         def.unknown_fields = None;
         def.strategic_merge = None;
+        // The served version's type is not the storage version's.
+        def.schema = None;
         def.strategy = Arc::new(ConvertingStrategy {
             inner: storage.strategy.clone(),
             conversion: conversion.clone(),

@@ -138,6 +138,20 @@ pub struct ResourceDef {
     /// the storage version's hash and Table cells are computed on the
     /// storage form.
     pub conversion: Option<Arc<super::conversion::VersionConversion>>,
+    /// The kind's OpenAPI schema, from its typed model (see
+    /// [`ResourceDef::schema`]); `None` for kinds without one (custom
+    /// resources carry theirs in their CRD).
+    pub schema: Option<SchemaOf>,
+}
+
+/// Adds a kind's schema, and every schema it references, to a generator
+/// and returns the component name it is published under
+/// (`io.k8s.api.core.v1.ConfigMap`).
+pub type SchemaOf = fn(&mut schemars::SchemaGenerator) -> String;
+
+fn schema_of<T: schemars::JsonSchema>(generator: &mut schemars::SchemaGenerator) -> String {
+    generator.subschema_for::<T>();
+    T::schema_name().into_owned()
 }
 
 /// See [`ResourceDef::strategic_merge`].
@@ -237,7 +251,17 @@ impl ResourceDef {
             field_types: None,
             strategy: Arc::new(DefaultStrategy),
             conversion: None,
+            schema: None,
         }
+    }
+
+    /// Takes the kind's OpenAPI schema from the type `T` that models it
+    /// (a k8s-openapi type for built-ins): it is what OpenAPI publishes and
+    /// what unknown-field detection, server-side apply's type information
+    /// and strategic merge keys are read from.
+    pub fn schema<T: schemars::JsonSchema>(mut self) -> Self {
+        self.schema = Some(schema_of::<T>);
+        self
     }
 
     /// Sets the singular name (default: the lower-cased kind).

@@ -6,12 +6,12 @@
 use apiserver::registry::resource::ResourceDef;
 use apiserver::registry::strategy::SpecStrategy;
 use apiserver::registry::table::{lookup, Column};
+use k8s_openapi::api::admissionregistration::v1;
 use serde_json::{json, Value};
 
 use super::columns::{array_at, str_or};
+use super::kind;
 use super::webhook_configuration::WebhookConfigurationStrategy;
-
-const G: &str = "admissionregistration.k8s.io";
 
 /// admissionregistration.k8s.io/v1 declarations.
 pub fn definitions() -> Vec<ResourceDef> {
@@ -24,88 +24,52 @@ pub fn definitions() -> Vec<ResourceDef> {
         ]
     };
     vec![
-        ResourceDef::new(
-            G,
-            "v1",
-            "MutatingWebhookConfiguration",
-            "mutatingwebhookconfigurations",
-        )
-        .cluster_scoped()
-        .categories(&["api-extensions"])
-        .columns(webhooks())
-        .strategy(WebhookConfigurationStrategy { mutating: true }),
-        ResourceDef::new(
-            G,
-            "v1",
-            "ValidatingAdmissionPolicy",
-            "validatingadmissionpolicies",
-        )
-        .cluster_scoped()
-        .categories(&["api-extensions"])
-        .with_status()
-        .status_metadata(apiserver::registry::resource::StatusMetadata::Reset)
-        .columns(vec![
-            Column::func("Validations", "integer", |o| {
-                json!(array_at(o, "spec.validations").len())
-            }),
-            Column::func("ParamKind", "string", param_kind),
-            Column::age(),
-        ])
-        .strategy(SpecStrategy),
-        ResourceDef::new(
-            G,
-            "v1",
-            "ValidatingAdmissionPolicyBinding",
-            "validatingadmissionpolicybindings",
-        )
-        .cluster_scoped()
-        .categories(&["api-extensions"])
-        .columns(vec![
-            Column::path("PolicyName", "spec.policyName"),
-            Column::func("ParamRef", "string", param_ref),
-            Column::age(),
-        ])
-        .strategy(SpecStrategy),
-        ResourceDef::new(
-            G,
-            "v1",
-            "MutatingAdmissionPolicy",
-            "mutatingadmissionpolicies",
-        )
-        .cluster_scoped()
-        .categories(&["api-extensions"])
-        .columns(vec![
-            Column::func("Mutations", "integer", |o| {
-                json!(array_at(o, "spec.mutations").len())
-            }),
-            Column::func("ParamKind", "string", param_kind),
-            Column::age(),
-        ])
-        .strategy(SpecStrategy),
-        ResourceDef::new(
-            G,
-            "v1",
-            "MutatingAdmissionPolicyBinding",
-            "mutatingadmissionpolicybindings",
-        )
-        .cluster_scoped()
-        .categories(&["api-extensions"])
-        .columns(vec![
-            Column::path("PolicyName", "spec.policyName"),
-            Column::func("ParamRef", "string", param_ref),
-            Column::age(),
-        ])
-        .strategy(SpecStrategy),
-        ResourceDef::new(
-            G,
-            "v1",
-            "ValidatingWebhookConfiguration",
-            "validatingwebhookconfigurations",
-        )
-        .cluster_scoped()
-        .categories(&["api-extensions"])
-        .columns(webhooks())
-        .strategy(WebhookConfigurationStrategy { mutating: false }),
+        kind::<v1::MutatingWebhookConfiguration>()
+            .categories(&["api-extensions"])
+            .columns(webhooks())
+            .strategy(WebhookConfigurationStrategy { mutating: true }),
+        kind::<v1::ValidatingAdmissionPolicy>()
+            .categories(&["api-extensions"])
+            .with_status()
+            .status_metadata(apiserver::registry::resource::StatusMetadata::Reset)
+            .columns(vec![
+                Column::func("Validations", "integer", |o| {
+                    json!(array_at(o, "spec.validations").len())
+                }),
+                Column::func("ParamKind", "string", param_kind),
+                Column::age(),
+            ])
+            .strategy(SpecStrategy),
+        kind::<v1::ValidatingAdmissionPolicyBinding>()
+            .categories(&["api-extensions"])
+            .columns(vec![
+                Column::path("PolicyName", "spec.policyName"),
+                Column::func("ParamRef", "string", param_ref),
+                Column::age(),
+            ])
+            .strategy(SpecStrategy),
+        kind::<v1::MutatingAdmissionPolicy>()
+            .categories(&["api-extensions"])
+            .columns(vec![
+                Column::func("Mutations", "integer", |o| {
+                    json!(array_at(o, "spec.mutations").len())
+                }),
+                Column::func("ParamKind", "string", param_kind),
+                Column::age(),
+            ])
+            .strategy(SpecStrategy),
+        kind::<v1::MutatingAdmissionPolicyBinding>()
+            .categories(&["api-extensions"])
+            .columns(vec![
+                Column::path("PolicyName", "spec.policyName"),
+                Column::func("ParamRef", "string", param_ref),
+                Column::age(),
+            ])
+            .strategy(SpecStrategy),
+        kind::<v1::ValidatingWebhookConfiguration>()
+            .categories(&["api-extensions"])
+            .columns(webhooks())
+            .strategy(WebhookConfigurationStrategy { mutating: false }),
     ]
 }
 

@@ -2,21 +2,23 @@
 
 use apiserver::registry::resource::ResourceDef;
 use apiserver::registry::table::{lookup, Column};
+use k8s_openapi::api::apps::v1;
 use serde_json::{json, Value};
 
 use super::columns::{format_labels, int_at, int_col, selector_column, str_or, template_columns};
+use super::kind;
 use super::workloads::WorkloadStrategy;
 
 /// apps/v1 declarations.
 pub fn definitions() -> Vec<ResourceDef> {
     let [containers, images] = template_columns();
     vec![
-        ResourceDef::new("apps", "v1", "ControllerRevision", "controllerrevisions").columns(vec![
+        kind::<v1::ControllerRevision>().columns(vec![
             Column::func("Controller", "string", controller_of),
             int_col("Revision", |o| json!(int_at(o, "revision"))),
             Column::age(),
         ]),
-        ResourceDef::new("apps", "v1", "DaemonSet", "daemonsets")
+        kind::<v1::DaemonSet>()
             .short_names(&["ds"])
             .categories(&["all"])
             .with_status()
@@ -41,7 +43,7 @@ pub fn definitions() -> Vec<ResourceDef> {
                 selector_column(),
             ])
             .strategy(WorkloadStrategy::DAEMON_SET),
-        ResourceDef::new("apps", "v1", "Deployment", "deployments")
+        kind::<v1::Deployment>()
             .short_names(&["deploy"])
             .categories(&["all"])
             .with_status()
@@ -65,7 +67,7 @@ pub fn definitions() -> Vec<ResourceDef> {
                 selector_column(),
             ])
             .strategy(WorkloadStrategy::DEPLOYMENT),
-        ResourceDef::new("apps", "v1", "ReplicaSet", "replicasets")
+        kind::<v1::ReplicaSet>()
             .short_names(&["rs"])
             .categories(&["all"])
             .with_status()
@@ -81,7 +83,7 @@ pub fn definitions() -> Vec<ResourceDef> {
                 selector_column(),
             ])
             .strategy(WorkloadStrategy::REPLICA_SET),
-        ResourceDef::new("apps", "v1", "StatefulSet", "statefulsets")
+        kind::<v1::StatefulSet>()
             .short_names(&["sts"])
             .categories(&["all"])
             .with_status()

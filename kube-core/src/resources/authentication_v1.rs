@@ -6,19 +6,14 @@ use apiserver::apimachinery::errors::ApiError;
 use apiserver::authentication::UserInfo;
 use apiserver::endpoints::handlers::{read_body, Query};
 use apiserver::registry::catalog::Catalog;
-use apiserver::registry::resource::ResourceDef;
+use k8s_openapi::api::authentication::v1;
 use serde_json::json;
+
+use super::kind;
 
 /// Registers the review resources.
 pub fn register(groups: &mut Catalog) {
-    let def = ResourceDef::new(
-        "authentication.k8s.io",
-        "v1",
-        "SelfSubjectReview",
-        "selfsubjectreviews",
-    )
-    .cluster_scoped()
-    .verbs(&["create"]);
+    let def = kind::<v1::SelfSubjectReview>().verbs(&["create"]);
     groups.add_handler(
         def,
         Arc::new(|req, info| {
@@ -76,9 +71,7 @@ pub fn register_token_review(
     api_audiences: Vec<String>,
 ) {
     let api_audiences = Arc::new(api_audiences);
-    let def = ResourceDef::new("authentication.k8s.io", "v1", "TokenReview", "tokenreviews")
-        .cluster_scoped()
-        .verbs(&["create"]);
+    let def = kind::<v1::TokenReview>().verbs(&["create"]);
     groups.add_handler(
         def,
         Arc::new(move |req, info| {

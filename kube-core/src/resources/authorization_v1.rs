@@ -15,11 +15,13 @@ use apiserver::endpoints::handlers::{read_object_body, respond_to_object_only, Q
 use apiserver::registry::catalog::Catalog;
 use apiserver::registry::resource::ResourceDef;
 use apiserver::request::info::RequestInfo;
+use k8s_openapi::api::authorization::v1 as authorization;
+use k8s_openapi::Resource;
 use serde_json::{json, Value};
 
 const GROUP: &str = "authorization.k8s.io";
 
-/// The four reviews and whether each is namespaced.
+/// The four reviews.
 #[derive(Clone, Copy, PartialEq)]
 enum Review {
     Subject,
@@ -29,26 +31,32 @@ enum Review {
 }
 
 impl Review {
-    const ALL: [(Review, &'static str, &'static str); 4] = [
+    /// Each review with its declaration (names and scope from its type) and
+    /// its resource name and kind.
+    const ALL: [(Review, fn() -> ResourceDef, &'static str, &'static str); 4] = [
         (
             Review::Subject,
-            "SubjectAccessReview",
-            "subjectaccessreviews",
+            super::kind::<authorization::SubjectAccessReview>,
+            authorization::SubjectAccessReview::URL_PATH_SEGMENT,
+            authorization::SubjectAccessReview::KIND,
         ),
         (
             Review::SelfSubject,
-            "SelfSubjectAccessReview",
-            "selfsubjectaccessreviews",
+            super::kind::<authorization::SelfSubjectAccessReview>,
+            authorization::SelfSubjectAccessReview::URL_PATH_SEGMENT,
+            authorization::SelfSubjectAccessReview::KIND,
         ),
         (
             Review::Local,
-            "LocalSubjectAccessReview",
-            "localsubjectaccessreviews",
+            super::kind::<authorization::LocalSubjectAccessReview>,
+            authorization::LocalSubjectAccessReview::URL_PATH_SEGMENT,
+            authorization::LocalSubjectAccessReview::KIND,
         ),
         (
             Review::SelfRules,
-            "SelfSubjectRulesReview",
-            "selfsubjectrulesreviews",
+            super::kind::<authorization::SelfSubjectRulesReview>,
+            authorization::SelfSubjectRulesReview::URL_PATH_SEGMENT,
+            authorization::SelfSubjectRulesReview::KIND,
         ),
     ];
 }
@@ -60,14 +68,11 @@ pub fn register(
     authorizer: Arc<dyn Authorizer>,
     rbac: Option<Arc<RbacAuthorizer>>,
 ) {
-    for (review, kind, plural) in Review::ALL {
+    for (review, declaration, plural, kind) in Review::ALL {
         if review == Review::SelfRules && rbac.is_none() {
             continue;
         }
-        let mut def = ResourceDef::new(GROUP, "v1", kind, plural).verbs(&["create"]);
-        if review != Review::Local {
-            def = def.cluster_scoped();
-        }
+        let def = declaration().verbs(&["create"]);
         let authorizer = authorizer.clone();
         let rbac = rbac.clone();
         groups.add_handler(

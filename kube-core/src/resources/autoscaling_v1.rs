@@ -29,11 +29,8 @@ const DEFAULT_CPU_UTILIZATION: i64 = 80;
 /// autoscaling/v1 HorizontalPodAutoscaler, served from `v2` (the storage
 /// version's declaration).
 pub fn definition(v2: &ResourceDef) -> ResourceDef {
-    ResourceDef::served_as(
+    super::served_as::<k8s_openapi::api::autoscaling::v1::HorizontalPodAutoscaler>(
         v2,
-        "autoscaling",
-        "v1",
-        "HorizontalPodAutoscaler",
         // Never fails: malformed annotations are ignored, as upstream does.
         Arc::new(|o: &Value| Ok(v1_to_v2(o))),
         Arc::new(|o: &Value| Ok(v2_to_v1(o))),

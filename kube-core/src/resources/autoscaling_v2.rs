@@ -6,46 +6,43 @@ use apiserver::apimachinery::validation::{FieldError, FieldPath};
 use apiserver::registry::resource::ResourceDef;
 use apiserver::registry::strategy::Strategy;
 use apiserver::registry::table::{lookup, Column};
+use k8s_openapi::api::autoscaling::v2;
 use serde_json::{json, Value};
 
 use super::autoscaling_validation::{validate_hpa_spec, validate_hpa_status};
 use super::columns::{array_at, int_at, str_or};
+use super::kind;
 
 /// autoscaling/v2 declarations.
 pub fn definitions() -> Vec<ResourceDef> {
-    vec![ResourceDef::new(
-        "autoscaling",
-        "v2",
-        "HorizontalPodAutoscaler",
-        "horizontalpodautoscalers",
-    )
-    .short_names(&["hpa"])
-    .categories(&["all"])
-    .with_status()
-    .columns(vec![
-        Column::func("Reference", "string", |o| {
-            json!(format!(
-                "{}/{}",
-                str_or(o, "spec.scaleTargetRef.kind", ""),
-                str_or(o, "spec.scaleTargetRef.name", "")
-            ))
-        }),
-        Column::func("Targets", "string", hpa_targets),
-        Column::func("MinPods", "string", |o| {
-            json!(lookup(o, "spec.minReplicas")
-                .and_then(Value::as_i64)
-                .map(|n| n.to_string())
-                .unwrap_or_else(|| "<unset>".into()))
-        }),
-        Column::func("MaxPods", "integer", |o| {
-            json!(int_at(o, "spec.maxReplicas"))
-        }),
-        Column::func("Replicas", "integer", |o| {
-            json!(int_at(o, "status.currentReplicas"))
-        }),
-        Column::age(),
-    ])
-    .strategy(HpaStrategy)]
+    vec![kind::<v2::HorizontalPodAutoscaler>()
+        .short_names(&["hpa"])
+        .categories(&["all"])
+        .with_status()
+        .columns(vec![
+            Column::func("Reference", "string", |o| {
+                json!(format!(
+                    "{}/{}",
+                    str_or(o, "spec.scaleTargetRef.kind", ""),
+                    str_or(o, "spec.scaleTargetRef.name", "")
+                ))
+            }),
+            Column::func("Targets", "string", hpa_targets),
+            Column::func("MinPods", "string", |o| {
+                json!(lookup(o, "spec.minReplicas")
+                    .and_then(Value::as_i64)
+                    .map(|n| n.to_string())
+                    .unwrap_or_else(|| "<unset>".into()))
+            }),
+            Column::func("MaxPods", "integer", |o| {
+                json!(int_at(o, "spec.maxReplicas"))
+            }),
+            Column::func("Replicas", "integer", |o| {
+                json!(int_at(o, "status.currentReplicas"))
+            }),
+            Column::age(),
+        ])
+        .strategy(HpaStrategy)]
 }
 
 /// A short form of the metrics (`cpu: <unknown>/80%`), as upstream's

@@ -2,15 +2,17 @@
 
 use apiserver::registry::resource::ResourceDef;
 use apiserver::registry::table::{human_duration, lookup, Column};
+use k8s_openapi::api::batch::v1;
 use serde_json::{json, Value};
 
 use super::columns::{array_at, format_label_selector, int_at, int_col, names_of, since, str_or};
+use super::kind;
 use super::workloads::WorkloadStrategy;
 
 /// batch/v1 declarations.
 pub fn definitions() -> Vec<ResourceDef> {
     vec![
-        ResourceDef::new("batch", "v1", "CronJob", "cronjobs")
+        kind::<v1::CronJob>()
             .short_names(&["cj"])
             .categories(&["all"])
             .with_status()
@@ -54,7 +56,7 @@ pub fn definitions() -> Vec<ResourceDef> {
                 .wide(),
             ])
             .strategy(WorkloadStrategy::CRON_JOB),
-        ResourceDef::new("batch", "v1", "Job", "jobs")
+        kind::<v1::Job>()
             .categories(&["all"])
             .with_status()
             .selectable_fields(&["status.successful"])

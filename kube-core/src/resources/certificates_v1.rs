@@ -5,80 +5,65 @@ use apiserver::apimachinery::validation::FieldError;
 use apiserver::registry::resource::ResourceDef;
 use apiserver::registry::strategy::Strategy;
 use apiserver::registry::table::{lookup, Column};
+use k8s_openapi::api::certificates::v1;
 use serde_json::{json, Value};
 
 use super::columns::{array_at, str_or};
+use super::kind;
 
 /// certificates.k8s.io/v1 declarations.
 pub fn definitions() -> Vec<ResourceDef> {
     vec![
         csr(),
-        ResourceDef::new(
-            "certificates.k8s.io",
-            "v1",
-            "ClusterTrustBundle",
-            "clustertrustbundles",
-        )
-        .cluster_scoped()
-        // Upstream names signer-linked bundles `<signer with / as :>:<suffix>`.
-        .name_rule(apiserver::apimachinery::validation::NameRule::PathSegment)
-        .selectable_fields(&["spec.signerName"])
-        .columns(vec![Column::path("SignerName", "spec.signerName")])
-        .strategy(ClusterTrustBundleStrategy),
-        ResourceDef::new(
-            "certificates.k8s.io",
-            "v1",
-            "PodCertificateRequest",
-            "podcertificaterequests",
-        )
-        .with_status()
-        .status_metadata(apiserver::registry::resource::StatusMetadata::Reset)
-        .selectable_fields(&["spec.signerName", "spec.podName", "spec.nodeName"])
-        .columns(vec![
-            Column::path("PodName", "spec.podName"),
-            Column::path("ServiceAccountName", "spec.serviceAccountName"),
-            Column::path("NodeName", "spec.nodeName"),
-            Column::path("SignerName", "spec.signerName"),
-            Column::func("State", "string", pod_certificate_request_state),
-            Column::func("UnverifiedUserAnnotations", "string", |o| {
-                json!(super::columns::format_labels(lookup(
-                    o,
-                    "spec.unverifiedUserAnnotations"
-                )))
-            })
-            .wide(),
-        ])
-        .strategy(PodCertificateRequestStrategy),
+        kind::<v1::ClusterTrustBundle>()
+            // Upstream names signer-linked bundles `<signer with / as :>:<suffix>`.
+            .name_rule(apiserver::apimachinery::validation::NameRule::PathSegment)
+            .selectable_fields(&["spec.signerName"])
+            .columns(vec![Column::path("SignerName", "spec.signerName")])
+            .strategy(ClusterTrustBundleStrategy),
+        kind::<v1::PodCertificateRequest>()
+            .with_status()
+            .status_metadata(apiserver::registry::resource::StatusMetadata::Reset)
+            .selectable_fields(&["spec.signerName", "spec.podName", "spec.nodeName"])
+            .columns(vec![
+                Column::path("PodName", "spec.podName"),
+                Column::path("ServiceAccountName", "spec.serviceAccountName"),
+                Column::path("NodeName", "spec.nodeName"),
+                Column::path("SignerName", "spec.signerName"),
+                Column::func("State", "string", pod_certificate_request_state),
+                Column::func("UnverifiedUserAnnotations", "string", |o| {
+                    json!(super::columns::format_labels(lookup(
+                        o,
+                        "spec.unverifiedUserAnnotations"
+                    )))
+                })
+                .wide(),
+            ])
+            .strategy(PodCertificateRequestStrategy),
     ]
 }
 
 fn csr() -> ResourceDef {
-    ResourceDef::new(
-        "certificates.k8s.io",
-        "v1",
-        "CertificateSigningRequest",
-        "certificatesigningrequests",
-    )
-    .cluster_scoped()
-    .short_names(&["csr"])
-    .with_status()
-    .selectable_fields(&["spec.signerName"])
-    .with_custom_subresource(super::part_subresources::csr_approval())
-    .columns(vec![
-        Column::age(),
-        Column::path("SignerName", "spec.signerName"),
-        Column::path("Requestor", "spec.username"),
-        Column::func("RequestedDuration", "string", |o| {
-            json!(
-                match lookup(o, "spec.expirationSeconds").and_then(Value::as_i64) {
-                    Some(s) => apiserver::registry::table::human_duration(s),
-                    None => "<none>".into(),
-                }
-            )
-        }),
-        Column::func("Condition", "string", csr_condition),
-    ])
-    .strategy(CsrStrategy)
+    kind::<v1::CertificateSigningRequest>()
+        .short_names(&["csr"])
+        .with_status()
+        .selectable_fields(&["spec.signerName"])
+        .with_custom_subresource(super::part_subresources::csr_approval())
+        .columns(vec![
+            Column::age(),
+            Column::path("SignerName", "spec.signerName"),
+            Column::path("Requestor", "spec.username"),
+            Column::func("RequestedDuration", "string", |o| {
+                json!(
+                    match lookup(o, "spec.expirationSeconds").and_then(Value::as_i64) {
+                        Some(s) => apiserver::registry::table::human_duration(s),
+                        None => "<none>".into(),
+                    }
+                )
+            }),
+            Column::func("Condition", "string", csr_condition),
+        ])
+        .strategy(CsrStrategy)
 }
 
 /// Upstream's printer: `Issued`, `Denied` and `Failed` are exclusive

@@ -4,18 +4,19 @@ use apiserver::apimachinery::validation::FieldError;
 use apiserver::registry::resource::ResourceDef;
 use apiserver::registry::strategy::Strategy;
 use apiserver::registry::table::{lookup, Column};
+use k8s_openapi::api::coordination::v1;
 use serde_json::{json, Value};
+
+use super::kind;
 
 /// coordination.k8s.io/v1 declarations.
 pub fn definitions() -> Vec<ResourceDef> {
-    vec![
-        ResourceDef::new("coordination.k8s.io", "v1", "Lease", "leases")
-            .columns(vec![
-                Column::path("Holder", "spec.holderIdentity"),
-                Column::age(),
-            ])
-            .strategy(LeaseStrategy),
-    ]
+    vec![kind::<v1::Lease>()
+        .columns(vec![
+            Column::path("Holder", "spec.holderIdentity"),
+            Column::age(),
+        ])
+        .strategy(LeaseStrategy)]
 }
 
 /// Leases: upstream's `ValidateLeaseSpec`.

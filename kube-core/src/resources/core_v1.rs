@@ -3,17 +3,18 @@
 use apiserver::apimachinery::validation::NameRule;
 use apiserver::registry::resource::{ResourceDef, Subresource};
 use apiserver::registry::table::{lookup, Column};
+use k8s_openapi::api::core::v1;
 use serde_json::{json, Value};
 
 use super::columns::{array_at, format_labels, int_at, int_col, names_of, since, str_or};
 use super::core_strategies::{ConfigMapStrategy, NamespaceStrategy, PodStrategy, SecretStrategy};
+use super::kind;
 use super::services::ServiceStrategy;
 
 /// Core v1 declarations.
 pub fn definitions() -> Vec<ResourceDef> {
     vec![
-        ResourceDef::new("", "v1", "ComponentStatus", "componentstatuses")
-            .cluster_scoped()
+        kind::<v1::ComponentStatus>()
             .short_names(&["cs"])
             .verbs(&["get", "list"])
             .columns(vec![
@@ -25,14 +26,14 @@ pub fn definitions() -> Vec<ResourceDef> {
                     json!(component_condition(o, "error"))
                 }),
             ]),
-        ResourceDef::new("", "v1", "ConfigMap", "configmaps")
+        kind::<v1::ConfigMap>()
             .short_names(&["cm"])
             .columns(vec![
                 Column::func("Data", "integer", data_count),
                 Column::age(),
             ])
             .strategy(ConfigMapStrategy),
-        ResourceDef::new("", "v1", "Endpoints", "endpoints")
+        kind::<v1::Endpoints>()
             .singular("endpoints")
             .short_names(&["ep"])
             .storage_path("services/endpoints")
@@ -40,7 +41,7 @@ pub fn definitions() -> Vec<ResourceDef> {
                 Column::func("Endpoints", "string", endpoints_summary),
                 Column::age(),
             ]),
-        ResourceDef::new("", "v1", "Event", "events")
+        kind::<v1::Event>()
             .short_names(&["ev"])
             .selectable_fields(&[
                 "involvedObject.kind",
@@ -59,11 +60,11 @@ pub fn definitions() -> Vec<ResourceDef> {
             .without_name_column()
             .columns(event_columns())
             .strategy(super::event_validation::EventStrategy { strict: false }),
-        ResourceDef::new("", "v1", "LimitRange", "limitranges")
+        kind::<v1::LimitRange>()
             .short_names(&["limits"])
             .strategy(super::core_strategies::LimitRangeStrategy),
-        ResourceDef::new("", "v1", "Namespace", "namespaces")
-            .cluster_scoped()
+        kind::<v1::Namespace>()
+            .returns_deleted_object()
             // Upstream serves no deletecollection of namespaces.
             .verbs(&[
                 "create", "delete", "get", "list", "patch", "update", "watch",
@@ -75,8 +76,7 @@ pub fn definitions() -> Vec<ResourceDef> {
             .selectable_fields(&["status.phase", "name"])
             .columns(vec![Column::path("Status", "status.phase"), Column::age()])
             .strategy(NamespaceStrategy),
-        ResourceDef::new("", "v1", "Node", "nodes")
-            .cluster_scoped()
+        kind::<v1::Node>()
             .with_custom_subresource(super::kubelet_subresources::proxy_subresource(
                 "NodeProxyOptions",
                 "nodes",
@@ -116,7 +116,8 @@ pub fn definitions() -> Vec<ResourceDef> {
                 .wide(),
             ])
             .strategy(super::core_strategies::NodeStrategy),
-        ResourceDef::new("", "v1", "Pod", "pods")
+        kind::<v1::Pod>()
+            .returns_deleted_object()
             .short_names(&["po"])
             .categories(&["all"])
             .with_status()
@@ -154,7 +155,8 @@ pub fn definitions() -> Vec<ResourceDef> {
                 Column::func("Readiness Gates", "string", pod_readiness_gates).wide(),
             ])
             .strategy(PodStrategy),
-        ResourceDef::new("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims")
+        kind::<v1::PersistentVolumeClaim>()
+            .returns_deleted_object()
             .short_names(&["pvc"])
             .selectable_fields(&["name"])
             .with_status()
@@ -180,8 +182,8 @@ pub fn definitions() -> Vec<ResourceDef> {
                 .wide(),
             ])
             .strategy(super::core_strategies::ClaimStrategy),
-        ResourceDef::new("", "v1", "PersistentVolume", "persistentvolumes")
-            .cluster_scoped()
+        kind::<v1::PersistentVolume>()
+            .returns_deleted_object()
             .selectable_fields(&["name"])
             .short_names(&["pv"])
             .with_status()
@@ -217,18 +219,20 @@ pub fn definitions() -> Vec<ResourceDef> {
                 .wide(),
             ])
             .strategy(super::core_strategies::VolumeStrategy),
-        ResourceDef::new("", "v1", "PodTemplate", "podtemplates").columns(vec![
-            Column::func("Containers", "string", |o| {
-                json!(names_of(array_at(o, "template.spec.containers"), "name"))
-            }),
-            Column::func("Images", "string", |o| {
-                json!(names_of(array_at(o, "template.spec.containers"), "image"))
-            }),
-            Column::func("Pod Labels", "string", |o| {
-                json!(format_labels(lookup(o, "template.metadata.labels")))
-            }),
-        ]),
-        ResourceDef::new("", "v1", "ReplicationController", "replicationcontrollers")
+        kind::<v1::PodTemplate>()
+            .returns_deleted_object()
+            .columns(vec![
+                Column::func("Containers", "string", |o| {
+                    json!(names_of(array_at(o, "template.spec.containers"), "name"))
+                }),
+                Column::func("Images", "string", |o| {
+                    json!(names_of(array_at(o, "template.spec.containers"), "image"))
+                }),
+                Column::func("Pod Labels", "string", |o| {
+                    json!(format_labels(lookup(o, "template.metadata.labels")))
+                }),
+            ]),
+        kind::<v1::ReplicationController>()
             .short_names(&["rc"])
             .categories(&["all"])
             .storage_path("controllers")
@@ -260,7 +264,8 @@ pub fn definitions() -> Vec<ResourceDef> {
                 .wide(),
             ])
             .strategy(super::workloads::WorkloadStrategy::REPLICATION_CONTROLLER),
-        ResourceDef::new("", "v1", "ResourceQuota", "resourcequotas")
+        kind::<v1::ResourceQuota>()
+            .returns_deleted_object()
             .short_names(&["quota"])
             .with_status()
             .columns(vec![
@@ -268,7 +273,7 @@ pub fn definitions() -> Vec<ResourceDef> {
                 Column::func("Request", "string", |o| json!(quota_summary(o, false))),
                 Column::func("Limit", "string", |o| json!(quota_summary(o, true))),
             ]),
-        ResourceDef::new("", "v1", "Secret", "secrets")
+        kind::<v1::Secret>()
             .selectable_fields(&["type"])
             .columns(vec![
                 Column::path("Type", "type"),
@@ -276,13 +281,15 @@ pub fn definitions() -> Vec<ResourceDef> {
                 Column::age(),
             ])
             .strategy(SecretStrategy),
-        ResourceDef::new("", "v1", "ServiceAccount", "serviceaccounts")
+        kind::<v1::ServiceAccount>()
+            .returns_deleted_object()
             .short_names(&["sa"])
             .columns(vec![
                 int_col("Secrets", |o| json!(array_at(o, "secrets").len())),
                 Column::age(),
             ]),
-        ResourceDef::new("", "v1", "Service", "services")
+        kind::<v1::Service>()
+            .returns_deleted_object()
             .with_custom_subresource(super::kubelet_subresources::proxy_subresource(
                 "ServiceProxyOptions",
                 "services",

@@ -3,20 +3,21 @@
 
 use apiserver::registry::resource::ResourceDef;
 use apiserver::registry::table::Column;
+use k8s_openapi::api::discovery::v1;
 use serde_json::{json, Value};
+
+use super::kind;
 
 /// discovery.k8s.io/v1 declarations.
 pub fn definitions() -> Vec<ResourceDef> {
-    vec![
-        ResourceDef::new("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices")
-            .storage_path("endpointslices")
-            .columns(vec![
-                Column::path("AddressType", "addressType"),
-                Column::func("Ports", "string", ports_column),
-                Column::func("Endpoints", "string", endpoints_column),
-                Column::age(),
-            ]),
-    ]
+    vec![kind::<v1::EndpointSlice>()
+        .storage_path("endpointslices")
+        .columns(vec![
+            Column::path("AddressType", "addressType"),
+            Column::func("Ports", "string", ports_column),
+            Column::func("Endpoints", "string", endpoints_column),
+            Column::age(),
+        ])]
 }
 
 fn ports_column(obj: &Value) -> Value {

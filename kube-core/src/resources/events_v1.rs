@@ -49,11 +49,8 @@ const SAME: [&str; 8] = [
 pub fn definition(core_event: &ResourceDef) -> ResourceDef {
     let mut storage = core_event.clone();
     storage.strategy = Arc::new(EventStrategy { strict: true });
-    let mut def = ResourceDef::served_as(
+    let mut def = super::served_as::<k8s_openapi::api::events::v1::Event>(
         &storage,
-        "events.k8s.io",
-        "v1",
-        "Event",
         Arc::new(|o: &Value| Ok(to_core(o))),
         Arc::new(|o: &Value| Ok(from_core(o))),
     );

@@ -4,17 +4,16 @@
 use apiserver::registry::resource::ResourceDef;
 use apiserver::registry::strategy::SpecStrategy;
 use apiserver::registry::table::{lookup, Column};
+use k8s_openapi::api::flowcontrol::v1;
 use serde_json::{json, Value};
 
 use super::columns::{int_at, str_or};
-
-const G: &str = "flowcontrol.apiserver.k8s.io";
+use super::kind;
 
 /// flowcontrol.apiserver.k8s.io/v1 declarations.
 pub fn definitions() -> Vec<ResourceDef> {
     vec![
-        ResourceDef::new(G, "v1", "FlowSchema", "flowschemas")
-            .cluster_scoped()
+        kind::<v1::FlowSchema>()
             .with_status()
             .columns(vec![
                 Column::path("PriorityLevel", "spec.priorityLevelConfiguration.name"),
@@ -36,31 +35,25 @@ pub fn definitions() -> Vec<ResourceDef> {
                 }),
             ])
             .strategy(SpecStrategy),
-        ResourceDef::new(
-            G,
-            "v1",
-            "PriorityLevelConfiguration",
-            "prioritylevelconfigurations",
-        )
-        .cluster_scoped()
-        .with_status()
-        .columns(vec![
-            Column::path("Type", "spec.type"),
-            Column::func("NominalConcurrencyShares", "string", |o| {
-                limited(o, "spec.limited.nominalConcurrencyShares")
-            }),
-            Column::func("Queues", "string", |o| {
-                limited(o, "spec.limited.limitResponse.queuing.queues")
-            }),
-            Column::func("HandSize", "string", |o| {
-                limited(o, "spec.limited.limitResponse.queuing.handSize")
-            }),
-            Column::func("QueueLengthLimit", "string", |o| {
-                limited(o, "spec.limited.limitResponse.queuing.queueLengthLimit")
-            }),
-            Column::age(),
-        ])
-        .strategy(SpecStrategy),
+        kind::<v1::PriorityLevelConfiguration>()
+            .with_status()
+            .columns(vec![
+                Column::path("Type", "spec.type"),
+                Column::func("NominalConcurrencyShares", "string", |o| {
+                    limited(o, "spec.limited.nominalConcurrencyShares")
+                }),
+                Column::func("Queues", "string", |o| {
+                    limited(o, "spec.limited.limitResponse.queuing.queues")
+                }),
+                Column::func("HandSize", "string", |o| {
+                    limited(o, "spec.limited.limitResponse.queuing.handSize")
+                }),
+                Column::func("QueueLengthLimit", "string", |o| {
+                    limited(o, "spec.limited.limitResponse.queuing.queueLengthLimit")
+                }),
+                Column::age(),
+            ])
+            .strategy(SpecStrategy),
     ]
 }
 

@@ -53,48 +53,9 @@ use apiserver::storage::EtcdStorage;
 
 pub use services::ServiceStrategy;
 
-/// The kinds whose DELETE answers with the deleted object (upstream's
-/// registries that set `ReturnDeletedObject`); every other kind answers
-/// with a Success `Status`.
-const RETURN_DELETED_OBJECT: &[(&str, &str)] = &[
-    ("", "namespaces"),
-    ("", "persistentvolumes"),
-    ("", "persistentvolumeclaims"),
-    ("", "pods"),
-    ("", "podtemplates"),
-    ("", "resourcequotas"),
-    ("", "services"),
-    ("", "serviceaccounts"),
-    ("resource.k8s.io", "deviceclasses"),
-    ("resource.k8s.io", "devicetaintrules"),
-    ("resource.k8s.io", "resourceclaims"),
-    ("resource.k8s.io", "resourceclaimtemplates"),
-    ("resource.k8s.io", "resourcepoolstatusrequests"),
-    ("resource.k8s.io", "resourceslices"),
-    ("storage.k8s.io", "csidrivers"),
-    ("storage.k8s.io", "csinodes"),
-    ("storage.k8s.io", "storageclasses"),
-    ("storage.k8s.io", "volumeattachments"),
-    ("storage.k8s.io", "volumeattributesclasses"),
-];
-
 /// All resource declarations, in upstream's discovery order (core first,
 /// then the groups by upstream's group priority).
 pub fn definitions() -> Vec<ResourceDef> {
-    declared()
-        .into_iter()
-        .map(|d| {
-            let returns = RETURN_DELETED_OBJECT.contains(&(d.group.as_str(), d.resource.as_str()));
-            if returns {
-                d.returns_deleted_object()
-            } else {
-                d
-            }
-        })
-        .collect()
-}
-
-fn declared() -> Vec<ResourceDef> {
     let mut defs = core_v1::definitions();
     let core_event = defs
         .iter()
@@ -122,6 +83,49 @@ fn declared() -> Vec<ResourceDef> {
     defs.extend(flowcontrol_v1::definitions());
     defs.extend(storagemigration_v1::definitions());
     defs
+}
+
+/// A built-in kind, declared from the k8s-openapi type `T` that models it:
+/// its group, version, kind, resource name (the URL segment), scope and
+/// OpenAPI schema all come from the type, so a declaration cannot disagree
+/// with the schema it is published, validated and applied with. Refine it
+/// with `ResourceDef`'s builder methods.
+pub(crate) fn kind<T>() -> ResourceDef
+where
+    T: k8s_openapi::Resource + schemars::JsonSchema,
+    T::Scope: 'static,
+{
+    let def = ResourceDef::new(T::GROUP, T::VERSION, T::KIND, T::URL_PATH_SEGMENT).schema::<T>();
+    if namespaced::<T::Scope>() {
+        def
+    } else {
+        def.cluster_scoped()
+    }
+}
+
+/// Another version `T` of a kind stored as `storage`, converted by
+/// `to_storage` and `from_storage` (see `ResourceDef::served_as`).
+pub(crate) fn served_as<T>(
+    storage: &ResourceDef,
+    to_storage: apiserver::registry::conversion::ConvertFn,
+    from_storage: apiserver::registry::conversion::ConvertFn,
+) -> ResourceDef
+where
+    T: k8s_openapi::Resource + schemars::JsonSchema,
+{
+    ResourceDef::served_as(
+        storage,
+        T::GROUP,
+        T::VERSION,
+        T::KIND,
+        to_storage,
+        from_storage,
+    )
+    .schema::<T>()
+}
+
+fn namespaced<S: 'static>() -> bool {
+    std::any::TypeId::of::<S>() == std::any::TypeId::of::<k8s_openapi::NamespaceResourceScope>()
 }
 
 /// How `serviceaccounts/<name>/token` signs tokens.

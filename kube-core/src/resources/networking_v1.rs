@@ -4,25 +4,24 @@
 use apiserver::registry::resource::ResourceDef;
 use apiserver::registry::strategy::SpecStrategy;
 use apiserver::registry::table::{lookup, Column};
+use k8s_openapi::api::networking::v1;
 use serde_json::{json, Value};
 
 use super::columns::{array_at, format_label_selector, str_or};
+use super::kind;
 use super::networking::IngressStrategy;
-
-const G: &str = "networking.k8s.io";
 
 /// networking.k8s.io/v1 declarations.
 pub fn definitions() -> Vec<ResourceDef> {
     vec![
-        ResourceDef::new(G, "v1", "IngressClass", "ingressclasses")
-            .cluster_scoped()
+        kind::<v1::IngressClass>()
             .columns(vec![
                 Column::path("Controller", "spec.controller"),
                 Column::func("Parameters", "string", ingress_class_parameters),
                 Column::age(),
             ])
             .strategy(SpecStrategy),
-        ResourceDef::new(G, "v1", "Ingress", "ingresses")
+        kind::<v1::Ingress>()
             .short_names(&["ing"])
             .storage_path("ingress")
             .with_status()
@@ -53,11 +52,10 @@ pub fn definitions() -> Vec<ResourceDef> {
                 Column::age(),
             ])
             .strategy(IngressStrategy),
-        ResourceDef::new(G, "v1", "IPAddress", "ipaddresses")
-            .cluster_scoped()
+        kind::<v1::IPAddress>()
             .short_names(&["ip"])
             .columns(vec![Column::func("ParentRef", "string", ip_parent_ref)]),
-        ResourceDef::new(G, "v1", "NetworkPolicy", "networkpolicies")
+        kind::<v1::NetworkPolicy>()
             .short_names(&["netpol"])
             .columns(vec![
                 Column::func("Pod-Selector", "string", |o| {
@@ -67,8 +65,7 @@ pub fn definitions() -> Vec<ResourceDef> {
                 Column::age(),
             ])
             .strategy(SpecStrategy),
-        ResourceDef::new(G, "v1", "ServiceCIDR", "servicecidrs")
-            .cluster_scoped()
+        kind::<v1::ServiceCIDR>()
             .with_status()
             .status_metadata(apiserver::registry::resource::StatusMetadata::Reset)
             .columns(vec![

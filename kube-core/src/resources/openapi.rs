@@ -7,101 +7,7 @@ use std::sync::Arc;
 use apiserver::openapi::{KindSchema, OpenApi};
 use apiserver::registry::resource::ResourceDef;
 use schemars::generate::SchemaSettings;
-use schemars::SchemaGenerator;
 use serde_json::{json, Map, Value};
-
-/// Adds the schema of `T` to the generator; returns its component name.
-fn add<T: schemars::JsonSchema>(gen: &mut SchemaGenerator) -> String {
-    gen.subschema_for::<T>();
-    T::schema_name().into_owned()
-}
-
-macro_rules! kinds {
-    ($gen:ident, $g:expr, $v:expr, $k:expr; $( ($group:literal, $version:literal, $kind:literal, $ty:ty) ),* $(,)?) => {
-        match ($g, $v, $k) {
-            $( ($group, $version, $kind) => Some(add::<$ty>($gen)), )*
-            _ => None,
-        }
-    };
-}
-
-/// The component name of a kind's schema, after adding it (and everything
-/// it references) to `gen`.
-fn schema_of(gen: &mut SchemaGenerator, def: &ResourceDef) -> Option<String> {
-    use k8s_openapi::api::*;
-    kinds!(gen, def.group.as_str(), def.version.as_str(), def.kind.as_str();
-        ("", "v1", "Binding", core::v1::Binding),
-        ("", "v1", "ComponentStatus", core::v1::ComponentStatus),
-        ("", "v1", "ConfigMap", core::v1::ConfigMap),
-        ("", "v1", "Endpoints", core::v1::Endpoints),
-        ("", "v1", "Event", core::v1::Event),
-        ("", "v1", "LimitRange", core::v1::LimitRange),
-        ("", "v1", "Namespace", core::v1::Namespace),
-        ("", "v1", "Node", core::v1::Node),
-        ("", "v1", "PersistentVolumeClaim", core::v1::PersistentVolumeClaim),
-        ("", "v1", "PersistentVolume", core::v1::PersistentVolume),
-        ("", "v1", "Pod", core::v1::Pod),
-        ("", "v1", "PodTemplate", core::v1::PodTemplate),
-        ("", "v1", "ReplicationController", core::v1::ReplicationController),
-        ("", "v1", "ResourceQuota", core::v1::ResourceQuota),
-        ("", "v1", "Secret", core::v1::Secret),
-        ("", "v1", "ServiceAccount", core::v1::ServiceAccount),
-        ("", "v1", "Service", core::v1::Service),
-        ("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration", admissionregistration::v1::MutatingWebhookConfiguration),
-        ("admissionregistration.k8s.io", "v1", "MutatingAdmissionPolicy", admissionregistration::v1::MutatingAdmissionPolicy),
-        ("admissionregistration.k8s.io", "v1", "MutatingAdmissionPolicyBinding", admissionregistration::v1::MutatingAdmissionPolicyBinding),
-        ("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicy", admissionregistration::v1::ValidatingAdmissionPolicy),
-        ("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicyBinding", admissionregistration::v1::ValidatingAdmissionPolicyBinding),
-        ("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration", admissionregistration::v1::ValidatingWebhookConfiguration),
-        ("apps", "v1", "ControllerRevision", apps::v1::ControllerRevision),
-        ("apps", "v1", "DaemonSet", apps::v1::DaemonSet),
-        ("apps", "v1", "Deployment", apps::v1::Deployment),
-        ("apps", "v1", "ReplicaSet", apps::v1::ReplicaSet),
-        ("apps", "v1", "StatefulSet", apps::v1::StatefulSet),
-        ("authentication.k8s.io", "v1", "SelfSubjectReview", authentication::v1::SelfSubjectReview),
-        ("authentication.k8s.io", "v1", "TokenReview", authentication::v1::TokenReview),
-        ("authorization.k8s.io", "v1", "LocalSubjectAccessReview", authorization::v1::LocalSubjectAccessReview),
-        ("authorization.k8s.io", "v1", "SelfSubjectAccessReview", authorization::v1::SelfSubjectAccessReview),
-        ("authorization.k8s.io", "v1", "SelfSubjectRulesReview", authorization::v1::SelfSubjectRulesReview),
-        ("authorization.k8s.io", "v1", "SubjectAccessReview", authorization::v1::SubjectAccessReview),
-        ("autoscaling", "v1", "HorizontalPodAutoscaler", autoscaling::v1::HorizontalPodAutoscaler),
-        ("autoscaling", "v2", "HorizontalPodAutoscaler", autoscaling::v2::HorizontalPodAutoscaler),
-        ("batch", "v1", "CronJob", batch::v1::CronJob),
-        ("batch", "v1", "Job", batch::v1::Job),
-        ("certificates.k8s.io", "v1", "CertificateSigningRequest", certificates::v1::CertificateSigningRequest),
-        ("certificates.k8s.io", "v1", "ClusterTrustBundle", certificates::v1::ClusterTrustBundle),
-        ("certificates.k8s.io", "v1", "PodCertificateRequest", certificates::v1::PodCertificateRequest),
-        ("coordination.k8s.io", "v1", "Lease", coordination::v1::Lease),
-        ("discovery.k8s.io", "v1", "EndpointSlice", discovery::v1::EndpointSlice),
-        ("events.k8s.io", "v1", "Event", events::v1::Event),
-        ("flowcontrol.apiserver.k8s.io", "v1", "FlowSchema", flowcontrol::v1::FlowSchema),
-        ("flowcontrol.apiserver.k8s.io", "v1", "PriorityLevelConfiguration", flowcontrol::v1::PriorityLevelConfiguration),
-        ("networking.k8s.io", "v1", "IngressClass", networking::v1::IngressClass),
-        ("networking.k8s.io", "v1", "Ingress", networking::v1::Ingress),
-        ("networking.k8s.io", "v1", "IPAddress", networking::v1::IPAddress),
-        ("networking.k8s.io", "v1", "NetworkPolicy", networking::v1::NetworkPolicy),
-        ("networking.k8s.io", "v1", "ServiceCIDR", networking::v1::ServiceCIDR),
-        ("node.k8s.io", "v1", "RuntimeClass", node::v1::RuntimeClass),
-        ("policy", "v1", "PodDisruptionBudget", policy::v1::PodDisruptionBudget),
-        ("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", rbac::v1::ClusterRoleBinding),
-        ("rbac.authorization.k8s.io", "v1", "ClusterRole", rbac::v1::ClusterRole),
-        ("rbac.authorization.k8s.io", "v1", "RoleBinding", rbac::v1::RoleBinding),
-        ("rbac.authorization.k8s.io", "v1", "Role", rbac::v1::Role),
-        ("scheduling.k8s.io", "v1", "PriorityClass", scheduling::v1::PriorityClass),
-        ("storage.k8s.io", "v1", "CSIDriver", storage::v1::CSIDriver),
-        ("storage.k8s.io", "v1", "CSINode", storage::v1::CSINode),
-        ("storage.k8s.io", "v1", "CSIStorageCapacity", storage::v1::CSIStorageCapacity),
-        ("storage.k8s.io", "v1", "StorageClass", storage::v1::StorageClass),
-        ("storage.k8s.io", "v1", "VolumeAttachment", storage::v1::VolumeAttachment),
-        ("storage.k8s.io", "v1", "VolumeAttributesClass", storage::v1::VolumeAttributesClass),
-        ("resource.k8s.io", "v1", "DeviceClass", resource::v1::DeviceClass),
-        ("resource.k8s.io", "v1", "DeviceTaintRule", resource::v1::DeviceTaintRule),
-        ("resource.k8s.io", "v1", "ResourceClaim", resource::v1::ResourceClaim),
-        ("resource.k8s.io", "v1", "ResourceClaimTemplate", resource::v1::ResourceClaimTemplate),
-        ("resource.k8s.io", "v1", "ResourceSlice", resource::v1::ResourceSlice),
-        ("storagemigration.k8s.io", "v1", "StorageVersionMigration", storagemigration::v1::StorageVersionMigration),
-    )
-}
 
 use super::patch_keys::LIST_KEYS;
 
@@ -167,16 +73,16 @@ fn annotate(components: &mut Map<String, Value>) {
     }
 }
 
-/// Builds the OpenAPI documents of `defs` (kinds without a known type are
-/// left out).
+/// Builds the OpenAPI documents of `defs` from the schema each declares
+/// (kinds without one are left out).
 pub fn build(defs: &[ResourceDef]) -> Arc<OpenApi> {
     let mut gen = SchemaSettings::openapi3().into_generator();
     let mut kinds = Vec::new();
     for def in defs {
-        if let Some(schema) = schema_of(&mut gen, def) {
+        if let Some(schema_of) = def.schema {
             kinds.push(KindSchema {
                 def: def.clone(),
-                schema,
+                schema: schema_of(&mut gen),
             });
         }
     }
@@ -200,10 +106,9 @@ mod tests {
     #[test]
     fn every_declared_kind_has_a_schema() {
         let defs = super::super::definitions();
-        let mut gen = SchemaSettings::openapi3().into_generator();
         for d in &defs {
             assert!(
-                schema_of(&mut gen, d).is_some(),
+                d.schema.is_some(),
                 "no schema for {}/{} {}",
                 d.group,
                 d.version,

@@ -2,30 +2,28 @@
 
 use apiserver::registry::resource::ResourceDef;
 use apiserver::registry::table::Column;
+use k8s_openapi::api::rbac::v1;
 use serde_json::{json, Value};
 
 use super::columns::{array_at, str_or};
+use super::kind;
 use super::rbac::{BindingStrategy, RoleStrategy};
-
-const G: &str = "rbac.authorization.k8s.io";
 
 /// RBAC declarations. Roles print upstream's default `Name`, `Created At`.
 pub fn definitions() -> Vec<ResourceDef> {
     vec![
-        ResourceDef::new(G, "v1", "ClusterRoleBinding", "clusterrolebindings")
-            .cluster_scoped()
+        kind::<v1::ClusterRoleBinding>()
             .name_rule(apiserver::apimachinery::validation::NameRule::PathSegment)
             .columns(binding_columns())
             .strategy(BindingStrategy { cluster: true }),
-        ResourceDef::new(G, "v1", "ClusterRole", "clusterroles")
-            .cluster_scoped()
+        kind::<v1::ClusterRole>()
             .name_rule(apiserver::apimachinery::validation::NameRule::PathSegment)
             .strategy(RoleStrategy { cluster: true }),
-        ResourceDef::new(G, "v1", "RoleBinding", "rolebindings")
+        kind::<v1::RoleBinding>()
             .name_rule(apiserver::apimachinery::validation::NameRule::PathSegment)
             .columns(binding_columns())
             .strategy(BindingStrategy { cluster: false }),
-        ResourceDef::new(G, "v1", "Role", "roles")
+        kind::<v1::Role>()
             .name_rule(apiserver::apimachinery::validation::NameRule::PathSegment)
             .strategy(RoleStrategy { cluster: false }),
     ]

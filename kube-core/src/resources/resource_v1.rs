@@ -7,20 +7,21 @@ use apiserver::apimachinery::validation::FieldError;
 use apiserver::registry::resource::ResourceDef;
 use apiserver::registry::strategy::{SpecStrategy, Strategy};
 use apiserver::registry::table::{lookup, Column};
+use k8s_openapi::api::resource::v1;
 use serde_json::{json, Value};
 
 use super::columns::{array_at, str_or};
-
-const G: &str = "resource.k8s.io";
+use super::kind;
 
 /// resource.k8s.io/v1 declarations.
 pub fn definitions() -> Vec<ResourceDef> {
     vec![
-        ResourceDef::new(G, "v1", "DeviceClass", "deviceclasses")
-            .cluster_scoped()
+        kind::<v1::DeviceClass>()
+            .returns_deleted_object()
             .columns(vec![Column::age()])
             .strategy(SpecStrategy),
-        ResourceDef::new(G, "v1", "ResourceClaim", "resourceclaims")
+        kind::<v1::ResourceClaim>()
+            .returns_deleted_object()
             .with_status()
             .status_metadata(apiserver::registry::resource::StatusMetadata::Reset)
             .columns(vec![
@@ -28,11 +29,12 @@ pub fn definitions() -> Vec<ResourceDef> {
                 Column::age(),
             ])
             .strategy(ResourceClaimStrategy),
-        ResourceDef::new(G, "v1", "ResourceClaimTemplate", "resourceclaimtemplates")
+        kind::<v1::ResourceClaimTemplate>()
+            .returns_deleted_object()
             .columns(vec![Column::age()])
             .strategy(SpecStrategy),
-        ResourceDef::new(G, "v1", "ResourceSlice", "resourceslices")
-            .cluster_scoped()
+        kind::<v1::ResourceSlice>()
+            .returns_deleted_object()
             .selectable_fields(&["spec.nodeName", "spec.driver"])
             .columns(vec![
                 Column::path("Node", "spec.nodeName"),
@@ -41,8 +43,8 @@ pub fn definitions() -> Vec<ResourceDef> {
                 Column::age(),
             ])
             .strategy(SpecStrategy),
-        ResourceDef::new(G, "v1", "DeviceTaintRule", "devicetaintrules")
-            .cluster_scoped()
+        kind::<v1::DeviceTaintRule>()
+            .returns_deleted_object()
             .with_status()
             .status_metadata(apiserver::registry::resource::StatusMetadata::Reset)
             .columns(vec![Column::age()])

@@ -4,31 +4,27 @@ use apiserver::apimachinery::validation::FieldError;
 use apiserver::registry::resource::ResourceDef;
 use apiserver::registry::strategy::Strategy;
 use apiserver::registry::table::{lookup, Column};
+use k8s_openapi::api::scheduling::v1;
 use serde_json::{json, Value};
 
 use super::columns::{int_at, str_or};
+use super::kind;
 
 /// scheduling.k8s.io/v1 declarations.
 pub fn definitions() -> Vec<ResourceDef> {
-    vec![ResourceDef::new(
-        "scheduling.k8s.io",
-        "v1",
-        "PriorityClass",
-        "priorityclasses",
-    )
-    .cluster_scoped()
-    .short_names(&["pc"])
-    .columns(vec![
-        Column::func("Value", "integer", |o| json!(int_at(o, "value"))),
-        Column::func("Global-Default", "boolean", |o| {
-            json!(lookup(o, "globalDefault").and_then(Value::as_bool) == Some(true))
-        }),
-        Column::age(),
-        Column::func("PreemptionPolicy", "string", |o| {
-            json!(str_or(o, "preemptionPolicy", "PreemptLowerPriority"))
-        }),
-    ])
-    .strategy(PriorityClassStrategy)]
+    vec![kind::<v1::PriorityClass>()
+        .short_names(&["pc"])
+        .columns(vec![
+            Column::func("Value", "integer", |o| json!(int_at(o, "value"))),
+            Column::func("Global-Default", "boolean", |o| {
+                json!(lookup(o, "globalDefault").and_then(Value::as_bool) == Some(true))
+            }),
+            Column::age(),
+            Column::func("PreemptionPolicy", "string", |o| {
+                json!(str_or(o, "preemptionPolicy", "PreemptLowerPriority"))
+            }),
+        ])
+        .strategy(PriorityClassStrategy)]
 }
 
 /// PriorityClasses: `preemptionPolicy` defaults to `PreemptLowerPriority`;

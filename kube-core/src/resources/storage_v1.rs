@@ -5,17 +5,17 @@ use apiserver::apimachinery::validation::FieldError;
 use apiserver::registry::resource::ResourceDef;
 use apiserver::registry::strategy::Strategy;
 use apiserver::registry::table::{lookup, Column};
+use k8s_openapi::api::storage::v1;
 use serde_json::{json, Value};
 
 use super::columns::{array_at, str_or};
-
-const G: &str = "storage.k8s.io";
+use super::kind;
 
 /// storage.k8s.io/v1 declarations.
 pub fn definitions() -> Vec<ResourceDef> {
     vec![
-        ResourceDef::new(G, "v1", "CSIDriver", "csidrivers")
-            .cluster_scoped()
+        kind::<v1::CSIDriver>()
+            .returns_deleted_object()
             .columns(vec![
                 Column::func("AttachRequired", "boolean", |o| {
                     bool_or(o, "spec.attachRequired", true)
@@ -54,22 +54,20 @@ pub fn definitions() -> Vec<ResourceDef> {
                 Column::age(),
             ])
             .strategy(CsiDriverStrategy),
-        ResourceDef::new(G, "v1", "CSINode", "csinodes")
-            .cluster_scoped()
-            .columns(vec![
-                Column::func("Drivers", "integer", |o| {
-                    json!(array_at(o, "spec.drivers").len())
-                }),
-                Column::age(),
-            ]),
-        ResourceDef::new(G, "v1", "CSIStorageCapacity", "csistoragecapacities").columns(vec![
+        kind::<v1::CSINode>().returns_deleted_object().columns(vec![
+            Column::func("Drivers", "integer", |o| {
+                json!(array_at(o, "spec.drivers").len())
+            }),
+            Column::age(),
+        ]),
+        kind::<v1::CSIStorageCapacity>().columns(vec![
             Column::path("StorageClassName", "storageClassName"),
             Column::func("Capacity", "string", |o| {
                 json!(str_or(o, "capacity", "<unset>"))
             }),
         ]),
-        ResourceDef::new(G, "v1", "StorageClass", "storageclasses")
-            .cluster_scoped()
+        kind::<v1::StorageClass>()
+            .returns_deleted_object()
             .short_names(&["sc"])
             .columns(vec![
                 Column::path("Provisioner", "provisioner"),
@@ -85,16 +83,16 @@ pub fn definitions() -> Vec<ResourceDef> {
                 Column::age(),
             ])
             .strategy(StorageClassStrategy),
-        ResourceDef::new(G, "v1", "VolumeAttributesClass", "volumeattributesclasses")
-            .cluster_scoped()
+        kind::<v1::VolumeAttributesClass>()
+            .returns_deleted_object()
             .short_names(&["vac"])
             .columns(vec![
                 Column::path("DriverName", "driverName"),
                 Column::age(),
             ])
             .strategy(VolumeAttributesClassStrategy),
-        ResourceDef::new(G, "v1", "VolumeAttachment", "volumeattachments")
-            .cluster_scoped()
+        kind::<v1::VolumeAttachment>()
+            .returns_deleted_object()
             .with_status()
             .status_metadata(apiserver::registry::resource::StatusMetadata::Reset)
             .columns(vec![

@@ -5,38 +5,34 @@
 use apiserver::registry::resource::ResourceDef;
 use apiserver::registry::strategy::SpecStrategy;
 use apiserver::registry::table::{lookup, Column};
+use k8s_openapi::api::storagemigration::v1;
 use serde_json::{json, Value};
 
 use super::columns::{array_at, str_or};
+use super::kind;
 
 /// storagemigration.k8s.io/v1 declarations.
 pub fn definitions() -> Vec<ResourceDef> {
-    vec![ResourceDef::new(
-        "storagemigration.k8s.io",
-        "v1",
-        "StorageVersionMigration",
-        "storageversionmigrations",
-    )
-    .cluster_scoped()
-    .with_status()
-    .status_metadata(apiserver::registry::resource::StatusMetadata::Reset)
-    .columns(vec![
-        Column::func("Resource", "string", |o| {
-            json!(match lookup(o, "spec.resource") {
-                Some(r) => {
-                    let (res, group) = (str_or(r, "resource", ""), str_or(r, "group", ""));
-                    if group.is_empty() {
-                        res
-                    } else {
-                        format!("{res}.{group}")
+    vec![kind::<v1::StorageVersionMigration>()
+        .with_status()
+        .status_metadata(apiserver::registry::resource::StatusMetadata::Reset)
+        .columns(vec![
+            Column::func("Resource", "string", |o| {
+                json!(match lookup(o, "spec.resource") {
+                    Some(r) => {
+                        let (res, group) = (str_or(r, "resource", ""), str_or(r, "group", ""));
+                        if group.is_empty() {
+                            res
+                        } else {
+                            format!("{res}.{group}")
+                        }
                     }
-                }
-                None => String::new(),
-            })
-        }),
-        Column::func("Status", "string", |o| json!(migration_status(o))),
-    ])
-    .strategy(SpecStrategy)]
+                    None => String::new(),
+                })
+            }),
+            Column::func("Status", "string", |o| json!(migration_status(o))),
+        ])
+        .strategy(SpecStrategy)]
 }
 
 /// The type of the first true `Running`, `Failed` or `Succeeded`

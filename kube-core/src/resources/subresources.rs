@@ -10,7 +10,10 @@ use apiserver::apimachinery::errors::{ApiError, GroupResource};
 use apiserver::endpoints::handlers::Query;
 use apiserver::registry::resource::{CustomSubresource, SubresourceCall, SubresourceResult};
 use apiserver::registry::store::{DeleteOptions, Store};
+use k8s_openapi::api::core::v1;
 use serde_json::{json, Value};
+
+use super::kind;
 
 /// The PodDisruptionBudget store that eviction consults. The pod's
 /// declaration is made before any store exists, so [`super::build`] hands
@@ -341,8 +344,7 @@ pub fn register_bindings(groups: &mut apiserver::registry::catalog::Catalog) {
     let Some(pods) = groups.lookup("", "v1", "pods").cloned() else {
         return;
     };
-    let def = apiserver::registry::resource::ResourceDef::new("", "v1", "Binding", "bindings")
-        .verbs(&["create"]);
+    let def = kind::<v1::Binding>().verbs(&["create"]);
     groups.add_handler(
         def,
         Arc::new(move |req, info| {

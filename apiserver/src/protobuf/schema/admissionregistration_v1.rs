@@ -51,7 +51,7 @@ pub(super) const MESSAGES: &[Message] = &[
             sp(7, "matchPolicy"),
         ],
     ),
-    msg(
+    top_level(
         "admissionregistration.v1.MutatingAdmissionPolicy",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -62,7 +62,7 @@ pub(super) const MESSAGES: &[Message] = &[
             ),
         ],
     ),
-    msg(
+    top_level(
         "admissionregistration.v1.MutatingAdmissionPolicyBinding",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -130,7 +130,7 @@ pub(super) const MESSAGES: &[Message] = &[
             ),
         ],
     ),
-    msg(
+    top_level(
         "admissionregistration.v1.MutatingWebhookConfiguration",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -206,7 +206,7 @@ pub(super) const MESSAGES: &[Message] = &[
             "admissionregistration.v1.ExpressionWarning",
         )],
     ),
-    msg(
+    top_level(
         "admissionregistration.v1.ValidatingAdmissionPolicy",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -222,7 +222,7 @@ pub(super) const MESSAGES: &[Message] = &[
             ),
         ],
     ),
-    msg(
+    top_level(
         "admissionregistration.v1.ValidatingAdmissionPolicyBinding",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -302,7 +302,7 @@ pub(super) const MESSAGES: &[Message] = &[
             ),
         ],
     ),
-    msg(
+    top_level(
         "admissionregistration.v1.ValidatingWebhookConfiguration",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),

@@ -28,7 +28,7 @@ const fn dp(tag: u32, name: &'static str) -> Field {
 
 /// apiextensions.k8s.io/v1 messages.
 pub(super) const MESSAGES: &[Message] = &[
-    msg(
+    top_level(
         "apiextensions.v1.CustomResourceDefinition",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),

@@ -4,7 +4,7 @@ use super::*;
 
 /// apps/v1 messages.
 pub(super) const MESSAGES: &[Message] = &[
-    msg(
+    top_level(
         "apps.v1.ControllerRevision",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -12,7 +12,7 @@ pub(super) const MESSAGES: &[Message] = &[
             int64p(3, "revision"),
         ],
     ),
-    msg(
+    top_level(
         "apps.v1.DaemonSet",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -62,7 +62,7 @@ pub(super) const MESSAGES: &[Message] = &[
             m(2, "rollingUpdate", "apps.v1.RollingUpdateDaemonSet"),
         ],
     ),
-    msg(
+    top_level(
         "apps.v1.Deployment",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -115,7 +115,7 @@ pub(super) const MESSAGES: &[Message] = &[
             m(2, "rollingUpdate", "apps.v1.RollingUpdateDeployment"),
         ],
     ),
-    msg(
+    top_level(
         "apps.v1.ReplicaSet",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -166,7 +166,7 @@ pub(super) const MESSAGES: &[Message] = &[
         "apps.v1.RollingUpdateStatefulSetStrategy",
         &[int32p(1, "partition"), ios(2, "maxUnavailable")],
     ),
-    msg(
+    top_level(
         "apps.v1.StatefulSet",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),

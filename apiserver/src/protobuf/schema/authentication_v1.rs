@@ -8,7 +8,7 @@ pub(super) const MESSAGES: &[Message] = &[
         "authentication.v1.BoundObjectReference",
         &[s(1, "kind"), s(2, "apiVersion"), s(3, "name"), s(4, "uid")],
     ),
-    msg(
+    top_level(
         "authentication.v1.SelfSubjectReview",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -19,7 +19,7 @@ pub(super) const MESSAGES: &[Message] = &[
         "authentication.v1.SelfSubjectReviewStatus",
         &[m(1, "userInfo", "authentication.v1.UserInfo")],
     ),
-    msg(
+    top_level(
         "authentication.v1.TokenRequest",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -43,7 +43,7 @@ pub(super) const MESSAGES: &[Message] = &[
         "authentication.v1.TokenRequestStatus",
         &[s(1, "token"), time(2, "expirationTimestamp")],
     ),
-    msg(
+    top_level(
         "authentication.v1.TokenReview",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),

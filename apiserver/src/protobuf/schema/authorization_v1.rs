@@ -18,7 +18,7 @@ pub(super) const MESSAGES: &[Message] = &[
             rm(2, "requirements", "meta.v1.LabelSelectorRequirement"),
         ],
     ),
-    msg(
+    top_level(
         "authorization.v1.LocalSubjectAccessReview",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -65,7 +65,7 @@ pub(super) const MESSAGES: &[Message] = &[
             rs(4, "resourceNames"),
         ],
     ),
-    msg(
+    top_level(
         "authorization.v1.SelfSubjectAccessReview",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -88,7 +88,7 @@ pub(super) const MESSAGES: &[Message] = &[
             ),
         ],
     ),
-    msg(
+    top_level(
         "authorization.v1.SelfSubjectRulesReview",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -100,7 +100,7 @@ pub(super) const MESSAGES: &[Message] = &[
         "authorization.v1.SelfSubjectRulesReviewSpec",
         &[s(1, "namespace")],
     ),
-    msg(
+    top_level(
         "authorization.v1.SubjectAccessReview",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),

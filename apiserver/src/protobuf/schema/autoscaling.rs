@@ -8,7 +8,7 @@ pub(super) const MESSAGES: &[Message] = &[
         "autoscaling.v1.CrossVersionObjectReference",
         &[s(1, "kind"), s(2, "name"), s(3, "apiVersion")],
     ),
-    msg(
+    top_level(
         "autoscaling.v1.HorizontalPodAutoscaler",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -39,7 +39,7 @@ pub(super) const MESSAGES: &[Message] = &[
             int32p(5, "currentCPUUtilizationPercentage"),
         ],
     ),
-    msg(
+    top_level(
         "autoscaling.v1.Scale",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -99,7 +99,7 @@ pub(super) const MESSAGES: &[Message] = &[
             qty(4, "tolerance"),
         ],
     ),
-    msg(
+    top_level(
         "autoscaling.v2.HorizontalPodAutoscaler",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),

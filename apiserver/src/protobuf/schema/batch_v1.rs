@@ -4,7 +4,7 @@ use super::*;
 
 /// batch/v1 messages.
 pub(super) const MESSAGES: &[Message] = &[
-    msg(
+    top_level(
         "batch.v1.CronJob",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -33,7 +33,7 @@ pub(super) const MESSAGES: &[Message] = &[
             time(5, "lastSuccessfulTime"),
         ],
     ),
-    msg(
+    top_level(
         "batch.v1.Job",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),

@@ -21,7 +21,7 @@ use super::*;
 
 /// certificates.k8s.io/v1 messages.
 pub(super) const MESSAGES: &[Message] = &[
-    msg(
+    top_level(
         "certificates.v1.CertificateSigningRequest",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -68,7 +68,7 @@ pub(super) const MESSAGES: &[Message] = &[
             by(2, "certificate"),
         ],
     ),
-    msg(
+    top_level(
         "certificates.v1.ClusterTrustBundle",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -79,7 +79,7 @@ pub(super) const MESSAGES: &[Message] = &[
         "certificates.v1.ClusterTrustBundleSpec",
         &[s(1, "signerName"), sp(2, "trustBundle")],
     ),
-    msg(
+    top_level(
         "certificates.v1.PodCertificateRequest",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),

@@ -4,7 +4,7 @@ use super::*;
 
 /// coordination.k8s.io/v1 messages.
 pub(super) const MESSAGES: &[Message] = &[
-    msg(
+    top_level(
         "coordination.v1.Lease",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),

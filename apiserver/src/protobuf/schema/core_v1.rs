@@ -5,7 +5,7 @@ use super::*;
 
 /// core/v1 messages.
 pub(super) const MESSAGES: &[Message] = &[
-    msg(
+    top_level(
         "core.v1.Binding",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -15,7 +15,7 @@ pub(super) const MESSAGES: &[Message] = &[
     msg("core.v1.ClientIPConfig", &[int32p(1, "timeoutSeconds")]),
     // The allocators' state (`/registry/ranges/...`), stored as upstream
     // stores it.
-    msg(
+    top_level(
         "core.v1.RangeAllocation",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -23,7 +23,7 @@ pub(super) const MESSAGES: &[Message] = &[
             by(3, "data"),
         ],
     ),
-    msg(
+    top_level(
         "core.v1.ConfigMap",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -69,14 +69,14 @@ pub(super) const MESSAGES: &[Message] = &[
             rm(3, "ports", "core.v1.EndpointPort"),
         ],
     ),
-    msg(
+    top_level(
         "core.v1.Endpoints",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
             rm(2, "subsets", "core.v1.EndpointSubset"),
         ],
     ),
-    msg(
+    top_level(
         "core.v1.Event",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -101,7 +101,7 @@ pub(super) const MESSAGES: &[Message] = &[
         &[int32(1, "count"), mtime(2, "lastObservedTime")],
     ),
     msg("core.v1.EventSource", &[s(1, "component"), s(2, "host")]),
-    msg(
+    top_level(
         "core.v1.LimitRange",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -137,7 +137,7 @@ pub(super) const MESSAGES: &[Message] = &[
         &[rm(1, "ingress", "core.v1.LoadBalancerIngress")],
     ),
     msg("core.v1.LocalObjectReference", &[s(1, "name")]),
-    msg(
+    top_level(
         "core.v1.Namespace",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -163,7 +163,7 @@ pub(super) const MESSAGES: &[Message] = &[
             rm(2, "conditions", "core.v1.NamespaceCondition"),
         ],
     ),
-    msg(
+    top_level(
         "core.v1.Node",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -272,7 +272,7 @@ pub(super) const MESSAGES: &[Message] = &[
             s(7, "fieldPath"),
         ],
     ),
-    msg(
+    top_level(
         "core.v1.ReplicationController",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -310,7 +310,7 @@ pub(super) const MESSAGES: &[Message] = &[
             rm(6, "conditions", "core.v1.ReplicationControllerCondition"),
         ],
     ),
-    msg(
+    top_level(
         "core.v1.ResourceQuota",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -342,7 +342,7 @@ pub(super) const MESSAGES: &[Message] = &[
         "core.v1.ScopedResourceSelectorRequirement",
         &[s(1, "scopeName"), s(2, "operator"), rs(3, "values")],
     ),
-    msg(
+    top_level(
         "core.v1.Secret",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -352,7 +352,7 @@ pub(super) const MESSAGES: &[Message] = &[
             s(3, "type"),
         ],
     ),
-    msg(
+    top_level(
         "core.v1.Service",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -360,7 +360,7 @@ pub(super) const MESSAGES: &[Message] = &[
             m(3, "status", "core.v1.ServiceStatus"),
         ],
     ),
-    msg(
+    top_level(
         "core.v1.ServiceAccount",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),

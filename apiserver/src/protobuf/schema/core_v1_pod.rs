@@ -271,7 +271,7 @@ pub(super) const MESSAGES: &[Message] = &[
         "core.v1.ObjectFieldSelector",
         &[s(1, "apiVersion"), s(2, "fieldPath")],
     ),
-    msg(
+    top_level(
         "core.v1.Pod",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -467,7 +467,7 @@ pub(super) const MESSAGES: &[Message] = &[
             ),
         ],
     ),
-    msg(
+    top_level(
         "core.v1.PodTemplate",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),

@@ -282,7 +282,7 @@ pub(super) const MESSAGES: &[Message] = &[
         "core.v1.NFSVolumeSource",
         &[s(1, "server"), s(2, "path"), b(3, "readOnly")],
     ),
-    msg(
+    top_level(
         "core.v1.PersistentVolume",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -290,7 +290,7 @@ pub(super) const MESSAGES: &[Message] = &[
             m(3, "status", "core.v1.PersistentVolumeStatus"),
         ],
     ),
-    msg(
+    top_level(
         "core.v1.PersistentVolumeClaim",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),

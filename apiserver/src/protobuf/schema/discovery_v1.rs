@@ -37,7 +37,7 @@ pub(super) const MESSAGES: &[Message] = &[
             sp(4, "appProtocol"),
         ],
     ),
-    msg(
+    top_level(
         "discovery.v1.EndpointSlice",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),

@@ -4,7 +4,7 @@ use super::*;
 
 /// events.k8s.io/v1 messages.
 pub(super) const MESSAGES: &[Message] = &[
-    msg(
+    top_level(
         "events.v1.Event",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),

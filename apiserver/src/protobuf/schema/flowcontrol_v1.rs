@@ -19,7 +19,7 @@ pub(super) const MESSAGES: &[Message] = &[
         ],
     ),
     msg("flowcontrol.v1.FlowDistinguisherMethod", &[sp(1, "type")]),
-    msg(
+    top_level(
         "flowcontrol.v1.FlowSchema",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -91,7 +91,7 @@ pub(super) const MESSAGES: &[Message] = &[
             ),
         ],
     ),
-    msg(
+    top_level(
         "flowcontrol.v1.PriorityLevelConfiguration",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),

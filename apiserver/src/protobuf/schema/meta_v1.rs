@@ -99,11 +99,11 @@ pub(super) const MESSAGES: &[Message] = &[
             bp(7, "blockOwnerDeletion"),
         ],
     ),
-    msg(
+    top_level(
         "meta.v1.PartialObjectMetadata",
         &[m(1, "metadata", "meta.v1.ObjectMeta")],
     ),
-    msg(
+    top_level(
         "meta.v1.PartialObjectMetadataList",
         &[
             m(1, "metadata", "meta.v1.ListMeta"),

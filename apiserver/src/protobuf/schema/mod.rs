@@ -10,6 +10,10 @@
 //! admissionregistration, node, flowcontrol and storagemigration groups
 //! and networking's IPAddress and ServiceCIDR from 1.36, see each file);
 //! they hold only what the decoder needs: numbers, JSON names and types.
+//! A kind's own message is declared with [`top_level`] (upstream's types
+//! registered with its scheme), nested types with [`msg`]; the message of
+//! kind `K` at `<group>/<version>` is `<package>.<version>.K`, the package
+//! named in [`GROUPS`].
 //!
 //! Scalar fields carry a [`Zero`] rule that says what to do with a zero
 //! value (`""`, `0`, `false`) that is present on the wire. Go's protobuf
@@ -146,6 +150,10 @@ pub(crate) struct Message {
     pub name: &'static str,
     /// Fields in Go struct order.
     pub fields: &'static [Field],
+    /// Whether this is a kind's message, decoded as a top-level object
+    /// (upstream registers these types with its scheme); the others are only
+    /// ever nested.
+    pub top_level: bool,
 }
 
 impl Message {
@@ -164,9 +172,23 @@ const fn field(tag: u32, json: &'static str, kind: Kind, card: Card) -> Field {
     }
 }
 
-/// A message table entry.
+/// A message table entry for a nested type.
 const fn msg(name: &'static str, fields: &'static [Field]) -> Message {
-    Message { name, fields }
+    Message {
+        name,
+        fields,
+        top_level: false,
+    }
+}
+
+/// A message table entry for a kind: an object that is sent and stored on
+/// its own, with `apiVersion` and `kind`.
+const fn top_level(name: &'static str, fields: &'static [Field]) -> Message {
+    Message {
+        name,
+        fields,
+        top_level: true,
+    }
 }
 
 /// A string; `""` is omitted.
@@ -319,159 +341,32 @@ const TABLES: &[&[Message]] = &[
     apiextensions_v1::MESSAGES,
 ];
 
-/// Top-level kinds: (apiVersion, message package, kinds). The message of
-/// kind `K` is `<package>.K`.
-const KINDS: &[(&str, &str, &[&str])] = &[
-    (
-        "v1",
-        "core.v1",
-        &[
-            "Binding",
-            "ConfigMap",
-            "RangeAllocation",
-            "Endpoints",
-            "Event",
-            "LimitRange",
-            "Namespace",
-            "Node",
-            "PersistentVolume",
-            "PersistentVolumeClaim",
-            "Pod",
-            "PodTemplate",
-            "ReplicationController",
-            "ResourceQuota",
-            "Secret",
-            "Service",
-            "ServiceAccount",
-        ],
-    ),
-    (
-        "apps/v1",
-        "apps.v1",
-        &[
-            "ControllerRevision",
-            "DaemonSet",
-            "Deployment",
-            "ReplicaSet",
-            "StatefulSet",
-        ],
-    ),
-    ("batch/v1", "batch.v1", &["CronJob", "Job"]),
-    (
-        "rbac.authorization.k8s.io/v1",
-        "rbac.v1",
-        &["ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"],
-    ),
-    (
-        "networking.k8s.io/v1",
-        "networking.v1",
-        &[
-            "IPAddress",
-            "Ingress",
-            "IngressClass",
-            "NetworkPolicy",
-            "ServiceCIDR",
-        ],
-    ),
-    (
-        "policy/v1",
-        "policy.v1",
-        &["Eviction", "PodDisruptionBudget"],
-    ),
-    ("scheduling.k8s.io/v1", "scheduling.v1", &["PriorityClass"]),
-    ("coordination.k8s.io/v1", "coordination.v1", &["Lease"]),
-    (
-        "autoscaling/v1",
-        "autoscaling.v1",
-        &["HorizontalPodAutoscaler", "Scale"],
-    ),
-    (
-        "autoscaling/v2",
-        "autoscaling.v2",
-        &["HorizontalPodAutoscaler"],
-    ),
-    (
-        "authentication.k8s.io/v1",
-        "authentication.v1",
-        &["SelfSubjectReview", "TokenRequest", "TokenReview"],
-    ),
-    (
-        "authorization.k8s.io/v1",
-        "authorization.v1",
-        &[
-            "LocalSubjectAccessReview",
-            "SelfSubjectAccessReview",
-            "SelfSubjectRulesReview",
-            "SubjectAccessReview",
-        ],
-    ),
-    ("discovery.k8s.io/v1", "discovery.v1", &["EndpointSlice"]),
-    ("events.k8s.io/v1", "events.v1", &["Event"]),
-    (
-        "storage.k8s.io/v1",
-        "storage.v1",
-        &[
-            "CSIDriver",
-            "CSINode",
-            "CSIStorageCapacity",
-            "StorageClass",
-            "VolumeAttachment",
-            "VolumeAttributesClass",
-        ],
-    ),
-    (
-        "resource.k8s.io/v1",
-        "resource.v1",
-        &[
-            "DeviceClass",
-            "DeviceTaintRule",
-            "ResourceClaim",
-            "ResourceClaimTemplate",
-            "ResourceSlice",
-        ],
-    ),
-    (
-        "certificates.k8s.io/v1",
-        "certificates.v1",
-        &[
-            "CertificateSigningRequest",
-            "ClusterTrustBundle",
-            "PodCertificateRequest",
-        ],
-    ),
-    (
-        "admissionregistration.k8s.io/v1",
-        "admissionregistration.v1",
-        &[
-            "MutatingAdmissionPolicy",
-            "MutatingAdmissionPolicyBinding",
-            "MutatingWebhookConfiguration",
-            "ValidatingAdmissionPolicy",
-            "ValidatingAdmissionPolicyBinding",
-            "ValidatingWebhookConfiguration",
-        ],
-    ),
-    ("node.k8s.io/v1", "node.v1", &["RuntimeClass"]),
-    (
-        "flowcontrol.apiserver.k8s.io/v1",
-        "flowcontrol.v1",
-        &["FlowSchema", "PriorityLevelConfiguration"],
-    ),
-    (
-        "storagemigration.k8s.io/v1",
-        "storagemigration.v1",
-        &["StorageVersionMigration"],
-    ),
-    (
-        "apiextensions.k8s.io/v1",
-        "apiextensions.v1",
-        &["CustomResourceDefinition"],
-    ),
-    (
-        "meta.k8s.io/v1",
-        "meta.v1",
-        &["PartialObjectMetadata", "PartialObjectMetadataList"],
-    ),
+/// The API groups whose messages the tables hold, with the Go package
+/// that names them: the message of kind `K` at `<group>/<version>` is
+/// `<package>.<version>.K`, if the tables mark it [`top_level`].
+const GROUPS: &[(&str, &str)] = &[
+    ("", "core"),
+    ("apps", "apps"),
+    ("batch", "batch"),
+    ("rbac.authorization.k8s.io", "rbac"),
+    ("networking.k8s.io", "networking"),
+    ("policy", "policy"),
+    ("scheduling.k8s.io", "scheduling"),
+    ("coordination.k8s.io", "coordination"),
+    ("autoscaling", "autoscaling"),
+    ("authentication.k8s.io", "authentication"),
+    ("authorization.k8s.io", "authorization"),
+    ("discovery.k8s.io", "discovery"),
+    ("events.k8s.io", "events"),
+    ("storage.k8s.io", "storage"),
+    ("resource.k8s.io", "resource"),
+    ("certificates.k8s.io", "certificates"),
+    ("admissionregistration.k8s.io", "admissionregistration"),
+    ("node.k8s.io", "node"),
+    ("flowcontrol.apiserver.k8s.io", "flowcontrol"),
+    ("storagemigration.k8s.io", "storagemigration"),
+    ("apiextensions.k8s.io", "apiextensions"),
+    ("meta.k8s.io", "meta"),
 ];
 
 /// Kinds that every group version registers (upstream adds them with
@@ -496,10 +391,18 @@ pub(crate) fn all_messages() -> impl Iterator<Item = &'static Message> {
 
 /// Every top-level (apiVersion, kind) the tables cover.
 #[cfg(test)]
-pub(crate) fn all_kinds() -> impl Iterator<Item = (&'static str, &'static str)> {
-    KINDS
-        .iter()
-        .flat_map(|(api_version, _, kinds)| kinds.iter().map(move |kind| (*api_version, *kind)))
+pub(crate) fn all_kinds() -> impl Iterator<Item = (String, &'static str)> {
+    all_messages().filter(|m| m.top_level).filter_map(|m| {
+        let mut parts = m.name.splitn(3, '.');
+        let (package, version, kind) = (parts.next()?, parts.next()?, parts.next()?);
+        let (group, _) = GROUPS.iter().find(|(_, p)| *p == package)?;
+        let api_version = if group.is_empty() {
+            version.to_string()
+        } else {
+            format!("{group}/{version}")
+        };
+        Some((api_version, kind))
+    })
 }
 
 /// The message named `name`.
@@ -517,16 +420,16 @@ pub(crate) fn list_item_message(api_version: &str, list_kind: &str) -> Option<&'
     message_for_kind(api_version, kind)
 }
 
-/// The message of a top-level object of the given apiVersion and kind.
+/// The message of a top-level object of the given apiVersion and kind:
+/// `<package>.<version>.<kind>` for a group of [`GROUPS`], if the tables
+/// mark it as a kind.
 pub(crate) fn message_for_kind(api_version: &str, kind: &str) -> Option<&'static Message> {
     if META_KINDS.contains(&kind) {
         return message(&format!("meta.v1.{kind}"));
     }
-    let (_, package, kinds) = KINDS.iter().find(|(v, _, _)| *v == api_version)?;
-    if !kinds.contains(&kind) {
-        return None;
-    }
-    message(&format!("{package}.{kind}"))
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let (_, package) = GROUPS.iter().find(|(g, _)| *g == group)?;
+    message(&format!("{package}.{version}.{kind}")).filter(|m| m.top_level)
 }
 
 #[cfg(test)]
@@ -581,15 +484,35 @@ mod tests {
     }
 
     #[test]
-    fn every_kind_has_a_message() {
-        for (api_version, _, kinds) in KINDS {
-            for kind in *kinds {
-                assert!(
-                    message_for_kind(api_version, kind).is_some(),
-                    "{api_version} {kind}"
-                );
-            }
+    fn kinds_are_found_by_group_version_and_name() {
+        let kinds: Vec<_> = all_kinds().collect();
+        for (api_version, kind) in &kinds {
+            assert!(
+                message_for_kind(api_version, kind).is_some(),
+                "{api_version} {kind}"
+            );
         }
+        for (api_version, kind) in [
+            ("v1", "Pod"),
+            ("v1", "Binding"),
+            ("apps/v1", "Deployment"),
+            ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
+            ("flowcontrol.apiserver.k8s.io/v1", "FlowSchema"),
+            ("autoscaling/v1", "Scale"),
+            ("autoscaling/v2", "HorizontalPodAutoscaler"),
+            ("meta.k8s.io/v1", "PartialObjectMetadataList"),
+            ("apiextensions.k8s.io/v1", "CustomResourceDefinition"),
+        ] {
+            assert!(
+                kinds.contains(&(api_version.to_string(), kind)),
+                "{api_version} {kind}"
+            );
+        }
+        // Nested types are not kinds; other groups (custom resources) have
+        // no messages, even where their first label is a built-in one's.
+        assert!(message_for_kind("v1", "PodSpec").is_none());
+        assert!(message_for_kind("v1", "PodTemplateSpec").is_none());
+        assert!(message_for_kind("apps.example.com/v1", "Deployment").is_none());
         assert!(message_for_kind("v1", "DeleteOptions").is_some());
         assert!(message_for_kind("apps/v1", "DeleteOptions").is_some());
         assert!(message_for_kind("v1", "Deployment").is_none());

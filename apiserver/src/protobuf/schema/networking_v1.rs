@@ -18,7 +18,7 @@ pub(super) const MESSAGES: &[Message] = &[
         &[rm(1, "paths", "networking.v1.HTTPIngressPath")],
     ),
     msg("networking.v1.IPBlock", &[s(1, "cidr"), rs(2, "except")]),
-    msg(
+    top_level(
         "networking.v1.Ingress",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -33,7 +33,7 @@ pub(super) const MESSAGES: &[Message] = &[
             m(3, "resource", "core.v1.TypedLocalObjectReference"),
         ],
     ),
-    msg(
+    top_level(
         "networking.v1.IngressClass",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -116,7 +116,7 @@ pub(super) const MESSAGES: &[Message] = &[
         "networking.v1.IngressTLS",
         &[rs(1, "hosts"), s(2, "secretName")],
     ),
-    msg(
+    top_level(
         "networking.v1.NetworkPolicy",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -164,7 +164,7 @@ pub(super) const MESSAGES: &[Message] = &[
     ),
     // IPAddress and ServiceCIDR (Kubernetes 1.36's networking/v1
     // generated.proto).
-    msg(
+    top_level(
         "networking.v1.IPAddress",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -184,7 +184,7 @@ pub(super) const MESSAGES: &[Message] = &[
             s(4, "name"),
         ],
     ),
-    msg(
+    top_level(
         "networking.v1.ServiceCIDR",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),

@@ -8,7 +8,7 @@ use super::*;
 /// node.k8s.io/v1 messages.
 pub(super) const MESSAGES: &[Message] = &[
     msg("node.v1.Overhead", &[msq(1, "podFixed")]),
-    msg(
+    top_level(
         "node.v1.RuntimeClass",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),

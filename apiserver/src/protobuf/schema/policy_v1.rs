@@ -4,14 +4,14 @@ use super::*;
 
 /// policy/v1 messages.
 pub(super) const MESSAGES: &[Message] = &[
-    msg(
+    top_level(
         "policy.v1.Eviction",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
             m(2, "deleteOptions", "meta.v1.DeleteOptions"),
         ],
     ),
-    msg(
+    top_level(
         "policy.v1.PodDisruptionBudget",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),

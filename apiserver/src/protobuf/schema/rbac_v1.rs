@@ -8,7 +8,7 @@ pub(super) const MESSAGES: &[Message] = &[
         "rbac.v1.AggregationRule",
         &[rm(1, "clusterRoleSelectors", "meta.v1.LabelSelector")],
     ),
-    msg(
+    top_level(
         "rbac.v1.ClusterRole",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -16,7 +16,7 @@ pub(super) const MESSAGES: &[Message] = &[
             m(3, "aggregationRule", "rbac.v1.AggregationRule"),
         ],
     ),
-    msg(
+    top_level(
         "rbac.v1.ClusterRoleBinding",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -34,14 +34,14 @@ pub(super) const MESSAGES: &[Message] = &[
             rs(5, "nonResourceURLs"),
         ],
     ),
-    msg(
+    top_level(
         "rbac.v1.Role",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
             rm(2, "rules", "rbac.v1.PolicyRule"),
         ],
     ),
-    msg(
+    top_level(
         "rbac.v1.RoleBinding",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),

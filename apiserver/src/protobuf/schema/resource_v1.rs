@@ -145,7 +145,7 @@ pub(super) const MESSAGES: &[Message] = &[
             inl(2, "deviceConfiguration", "resource.v1.DeviceConfiguration"),
         ],
     ),
-    msg(
+    top_level(
         "resource.v1.DeviceClass",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -236,7 +236,7 @@ pub(super) const MESSAGES: &[Message] = &[
             time(4, "timeAdded"),
         ],
     ),
-    msg(
+    top_level(
         "resource.v1.DeviceTaintRule",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -299,7 +299,7 @@ pub(super) const MESSAGES: &[Message] = &[
         "resource.v1.OpaqueDeviceConfiguration",
         &[sp(1, "driver"), raw_ext(2, "parameters")],
     ),
-    msg(
+    top_level(
         "resource.v1.ResourceClaim",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -333,7 +333,7 @@ pub(super) const MESSAGES: &[Message] = &[
             rm(4, "devices", "resource.v1.AllocatedDeviceStatus"),
         ],
     ),
-    msg(
+    top_level(
         "resource.v1.ResourceClaimTemplate",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -355,7 +355,7 @@ pub(super) const MESSAGES: &[Message] = &[
             int64p(3, "resourceSliceCount"),
         ],
     ),
-    msg(
+    top_level(
         "resource.v1.ResourceSlice",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),

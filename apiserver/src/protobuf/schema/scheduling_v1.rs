@@ -3,7 +3,7 @@
 use super::*;
 
 /// scheduling.k8s.io/v1 messages.
-pub(super) const MESSAGES: &[Message] = &[msg(
+pub(super) const MESSAGES: &[Message] = &[top_level(
     "scheduling.v1.PriorityClass",
     &[
         m(1, "metadata", "meta.v1.ObjectMeta"),

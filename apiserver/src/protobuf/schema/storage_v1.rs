@@ -5,7 +5,7 @@ use super::*;
 
 /// storage.k8s.io/v1 messages.
 pub(super) const MESSAGES: &[Message] = &[
-    msg(
+    top_level(
         "storage.v1.CSIDriver",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -28,7 +28,7 @@ pub(super) const MESSAGES: &[Message] = &[
             bp(11, "preventPodSchedulingIfMissing"),
         ],
     ),
-    msg(
+    top_level(
         "storage.v1.CSINode",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -48,7 +48,7 @@ pub(super) const MESSAGES: &[Message] = &[
         "storage.v1.CSINodeSpec",
         &[rm(1, "drivers", "storage.v1.CSINodeDriver")],
     ),
-    msg(
+    top_level(
         "storage.v1.CSIStorageCapacity",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -58,7 +58,7 @@ pub(super) const MESSAGES: &[Message] = &[
             qty(5, "maximumVolumeSize"),
         ],
     ),
-    msg(
+    top_level(
         "storage.v1.StorageClass",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -75,7 +75,7 @@ pub(super) const MESSAGES: &[Message] = &[
         "storage.v1.TokenRequest",
         &[s(1, "audience"), int64p(2, "expirationSeconds")],
     ),
-    msg(
+    top_level(
         "storage.v1.VolumeAttachment",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
@@ -108,7 +108,7 @@ pub(super) const MESSAGES: &[Message] = &[
             m(4, "detachError", "storage.v1.VolumeError"),
         ],
     ),
-    msg(
+    top_level(
         "storage.v1.VolumeAttributesClass",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),

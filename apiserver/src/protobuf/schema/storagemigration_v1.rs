@@ -11,7 +11,7 @@ use super::*;
 
 /// storagemigration.k8s.io/v1 messages.
 pub(super) const MESSAGES: &[Message] = &[
-    msg(
+    top_level(
         "storagemigration.v1.StorageVersionMigration",
         &[
             m(1, "metadata", "meta.v1.ObjectMeta"),
