@@ -71,7 +71,7 @@ impl RbacEscalation {
         gr: GroupResource<'_>,
         name: &str,
     ) -> Result<(), ApiError> {
-        let (owned, errors) = self.rbac.snapshot().rules_for(user, ns);
+        let (owned, errors) = self.rbac.read(|index| index.rules_for(user, ns));
         let missing: Vec<PolicyRule> = wanted.iter().flat_map(|r| uncovered(&owned, r)).collect();
         if missing.is_empty() {
             return Ok(());
@@ -153,7 +153,9 @@ impl RbacEscalation {
                 {
                     return Ok(());
                 }
-                let Some(rules) = self.rbac.snapshot().role_ref_rules(kind, a.namespace, role)
+                let Some(rules) = self
+                    .rbac
+                    .read(|index| index.role_ref_rules(kind, a.namespace, role))
                 else {
                     return Err(ApiError::not_found(
                         GroupResource {

@@ -53,14 +53,9 @@ struct Seen(HashMap<String, String>);
 
 impl Seen {
     /// Records `objects` (a mirror: keyed by name, or `<namespace>/<name>`)
-    /// and returns the namespaces (`""` for cluster-scoped objects) of the
-    /// objects added, changed or removed since the last call.
+    /// and returns the keys of the objects added, changed or removed since
+    /// the last call.
     fn update(&mut self, objects: &BTreeMap<String, Value>) -> BTreeSet<String> {
-        let namespace_of = |key: &str| {
-            key.split_once('/')
-                .map(|(ns, _)| ns.to_string())
-                .unwrap_or_default()
-        };
         let mut changed = BTreeSet::new();
         for (key, obj) in objects {
             let rv = obj
@@ -68,7 +63,7 @@ impl Seen {
                 .and_then(Value::as_str)
                 .unwrap_or("");
             if self.0.get(key).map(String::as_str) != Some(rv) {
-                changed.insert(namespace_of(key));
+                changed.insert(key.clone());
                 self.0.insert(key.clone(), rv.to_string());
             }
         }
@@ -78,7 +73,7 @@ impl Seen {
             self.0.retain(|key, _| {
                 let kept = objects.contains_key(key);
                 if !kept {
-                    changed.insert(namespace_of(key));
+                    changed.insert(key.clone());
                 }
                 kept
             });
@@ -88,9 +83,9 @@ impl Seen {
 }
 
 /// Runs forever: updates `authorizer`'s index whenever an RBAC object
-/// changes (a burst of changes costs one update), rebuilding only the parts
-/// that changed: a RoleBinding written in one namespace re-indexes that
-/// namespace's RoleBindings, not the cluster's.
+/// changes (a burst of changes costs one update), re-indexing only the
+/// objects that changed: a RoleBinding written among ten thousand in its
+/// namespace costs one RoleBinding.
 pub async fn feed(mut m: RbacMirrors, authorizer: Arc<RbacAuthorizer>) {
     let (mut cr_seen, mut r_seen, mut crb_seen, mut rb_seen) = (
         Seen::default(),
@@ -108,10 +103,10 @@ pub async fn feed(mut m: RbacMirrors, authorizer: Arc<RbacAuthorizer>) {
             );
             let synced = cr.synced && r.synced && crb.synced && rb.synced;
             let changes = RbacChanges {
-                cluster_roles: !cr_seen.update(&cr.objects).is_empty(),
-                role_namespaces: r_seen.update(&r.objects),
-                cluster_role_bindings: !crb_seen.update(&crb.objects).is_empty(),
-                role_binding_namespaces: rb_seen.update(&rb.objects),
+                cluster_roles: cr_seen.update(&cr.objects),
+                roles: r_seen.update(&r.objects),
+                cluster_role_bindings: crb_seen.update(&crb.objects),
+                role_bindings: rb_seen.update(&rb.objects),
             };
             let objects = RbacObjects {
                 cluster_roles: &cr.objects,
@@ -120,8 +115,7 @@ pub async fn feed(mut m: RbacMirrors, authorizer: Arc<RbacAuthorizer>) {
                 role_bindings: &rb.objects,
             };
             // The first pass finds every object new: a full build.
-            let index = authorizer.snapshot().rebuilt(&changes, &objects);
-            authorizer.replace(index, synced);
+            authorizer.apply(&changes, &objects, synced);
         }
         let changed = tokio::select! {
             c = m.cluster_roles.changed() => c,
@@ -176,7 +170,7 @@ mod tests {
     }
 
     #[test]
-    fn seen_reports_the_namespaces_of_added_changed_and_removed_objects() {
+    fn seen_reports_the_keys_of_added_changed_and_removed_objects() {
         let mut seen = Seen::default();
         let mut objects: BTreeMap<String, Value> = [
             ("a/x".to_string(), obj("1")),
@@ -184,26 +178,21 @@ mod tests {
             ("b/x".to_string(), obj("3")),
         ]
         .into();
-        assert_eq!(
-            seen.update(&objects),
-            ["a".to_string(), "b".to_string()].into()
-        );
+        let keys = |k: &[&str]| k.iter().map(|k| k.to_string()).collect::<BTreeSet<_>>();
+        assert_eq!(seen.update(&objects), keys(&["a/x", "a/y", "b/x"]));
         assert!(seen.update(&objects).is_empty(), "nothing changed");
 
         objects.insert("a/y".into(), obj("4"));
-        assert_eq!(seen.update(&objects), ["a".to_string()].into());
+        assert_eq!(seen.update(&objects), keys(&["a/y"]));
         // One removed and one added in the same burst (equal counts).
         objects.remove("b/x");
         objects.insert("c/x".into(), obj("5"));
-        assert_eq!(
-            seen.update(&objects),
-            ["b".to_string(), "c".to_string()].into()
-        );
+        assert_eq!(seen.update(&objects), keys(&["b/x", "c/x"]));
 
-        // Cluster-scoped objects are keyed by name: namespace "".
+        // Cluster-scoped objects are keyed by name.
         let mut cluster = Seen::default();
         let roles: BTreeMap<String, Value> = [("admin".to_string(), obj("1"))].into();
-        assert_eq!(cluster.update(&roles), [String::new()].into());
-        assert!(cluster.update(&BTreeMap::new()) == [String::new()].into());
+        assert_eq!(cluster.update(&roles), keys(&["admin"]));
+        assert_eq!(cluster.update(&BTreeMap::new()), keys(&["admin"]));
     }
 }

@@ -163,7 +163,7 @@ pub fn register(
 
 /// A SelfSubjectRulesReview's status: what RBAC grants `user` in `ns`.
 fn rules_status(rbac: &RbacAuthorizer, user: &UserInfo, ns: &str) -> Value {
-    let (rules, errors) = rbac.snapshot().rules_for(user, ns);
+    let (rules, errors) = rbac.read(|index| index.rules_for(user, ns));
     let (resource_rules, non_resource_rules) = review_rules(&rules);
     let mut status = json!({
         "resourceRules": resource_rules,

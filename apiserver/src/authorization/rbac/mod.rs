@@ -1,8 +1,9 @@
 //! RBAC: upstream's `rbac.authorization.k8s.io` authorizer.
 //!
 //! Decisions come from an in-memory [`RbacIndex`] of Roles, ClusterRoles,
-//! RoleBindings and ClusterRoleBindings, rebuilt by the owner of those
-//! objects whenever one changes (kube-core feeds it from its watch caches),
+//! RoleBindings and ClusterRoleBindings, updated object by object by the
+//! owner of those objects whenever one changes (kube-core feeds it from its
+//! watch caches),
 //! so a decision never waits on storage. The rules are upstream's:
 //!
 //! - ClusterRoleBindings grant their ClusterRole everywhere; RoleBindings
@@ -195,86 +196,125 @@ fn meta_str<'a>(v: &'a Value, key: &str) -> &'a str {
         .unwrap_or("")
 }
 
+/// Which index of a [`BindingSet`] a subject goes to.
+#[derive(Clone, Copy)]
+enum SubjectIndex {
+    User,
+    Group,
+    ServiceAccount,
+}
+
 /// Bindings (all ClusterRoleBindings, or one namespace's RoleBindings)
 /// indexed by subject, so that finding a user's bindings costs the
 /// bindings that name the user, their groups or their service account,
-/// not every binding there is.
+/// not every binding there is. A binding is added, replaced or removed
+/// by name at the cost of its own subjects.
 #[derive(Default)]
 struct BindingSet {
-    /// In the order they were given (the order rules are visited in).
-    bindings: Vec<Binding>,
-    /// User subjects: name to positions in `bindings`.
-    users: HashMap<String, Vec<u32>>,
+    /// By name (visited in name order).
+    bindings: HashMap<String, Binding>,
+    /// User subjects: name to the names of the bindings naming them.
+    users: HashMap<String, BTreeSet<String>>,
     /// Group subjects.
-    groups: HashMap<String, Vec<u32>>,
+    groups: HashMap<String, BTreeSet<String>>,
     /// ServiceAccount subjects, keyed `<namespace>:<name>` (what follows
     /// `system:serviceaccount:` in the account's user name).
-    service_accounts: HashMap<String, Vec<u32>>,
+    service_accounts: HashMap<String, BTreeSet<String>>,
 }
 
 impl BindingSet {
-    fn push(&mut self, b: Binding) {
-        let at = self.bindings.len() as u32;
-        for s in &b.subjects {
-            let (map, key) = match s.kind.as_str() {
-                "User" => (&mut self.users, s.name.clone()),
-                "Group" => (&mut self.groups, s.name.clone()),
-                "ServiceAccount" => {
-                    let ns = if s.namespace.is_empty() {
-                        &b.namespace
-                    } else {
-                        &s.namespace
-                    };
-                    (&mut self.service_accounts, format!("{ns}:{}", s.name))
+    /// Where each subject of `b` is indexed.
+    fn subject_keys(b: &Binding) -> impl Iterator<Item = (SubjectIndex, String)> + '_ {
+        b.subjects.iter().filter_map(|s| match s.kind.as_str() {
+            "User" => Some((SubjectIndex::User, s.name.clone())),
+            "Group" => Some((SubjectIndex::Group, s.name.clone())),
+            "ServiceAccount" => {
+                let ns = if s.namespace.is_empty() {
+                    &b.namespace
+                } else {
+                    &s.namespace
+                };
+                Some((SubjectIndex::ServiceAccount, format!("{ns}:{}", s.name)))
+            }
+            _ => None,
+        })
+    }
+
+    fn index_mut(&mut self, which: SubjectIndex) -> &mut HashMap<String, BTreeSet<String>> {
+        match which {
+            SubjectIndex::User => &mut self.users,
+            SubjectIndex::Group => &mut self.groups,
+            SubjectIndex::ServiceAccount => &mut self.service_accounts,
+        }
+    }
+
+    /// Adds the binding `name`, replacing the one of that name.
+    fn insert(&mut self, name: &str, b: Binding) {
+        self.remove(name);
+        let keys: Vec<_> = Self::subject_keys(&b).collect();
+        for (which, key) in keys {
+            self.index_mut(which)
+                .entry(key)
+                .or_default()
+                .insert(name.to_string());
+        }
+        self.bindings.insert(name.to_string(), b);
+    }
+
+    /// Removes the binding `name`, if there is one.
+    fn remove(&mut self, name: &str) {
+        let Some(old) = self.bindings.remove(name) else {
+            return;
+        };
+        for (which, key) in Self::subject_keys(&old) {
+            let index = self.index_mut(which);
+            if let Some(names) = index.get_mut(&key) {
+                names.remove(name);
+                if names.is_empty() {
+                    index.remove(&key);
                 }
-                _ => continue,
-            };
-            let positions = map.entry(key).or_default();
-            if positions.last() != Some(&at) {
-                positions.push(at);
             }
         }
-        self.bindings.push(b);
+    }
+
+    fn is_empty(&self) -> bool {
+        self.bindings.is_empty()
     }
 
     /// The bindings that apply to `user`, in their order.
     fn applying_to<'a>(&'a self, user: &UserInfo) -> impl Iterator<Item = &'a Binding> + 'a {
-        let mut at: Vec<u32> = Vec::new();
-        if let Some(p) = self.users.get(&user.name) {
-            at.extend_from_slice(p);
-        }
+        let mut names: Vec<&'a str> = Vec::new();
+        let mut add = |found: Option<&'a BTreeSet<String>>| {
+            names.extend(found.into_iter().flatten().map(String::as_str));
+        };
+        add(self.users.get(&user.name));
         for g in &user.groups {
-            if let Some(p) = self.groups.get(g) {
-                at.extend_from_slice(p);
-            }
+            add(self.groups.get(g));
         }
-        if let Some(p) = user
+        add(user
             .name
             .strip_prefix("system:serviceaccount:")
-            .and_then(|account| self.service_accounts.get(account))
-        {
-            at.extend_from_slice(p);
-        }
-        at.sort_unstable();
-        at.dedup();
-        at.into_iter()
-            .filter_map(move |i| self.bindings.get(i as usize))
+            .and_then(|account| self.service_accounts.get(account)));
+        names.sort_unstable();
+        names.dedup();
+        names
+            .into_iter()
+            .filter_map(move |name| self.bindings.get(name))
     }
 }
 
 /// The RBAC objects, indexed for authorization: roles by name, bindings by
 /// namespace and subject (a request's cost does not grow with the number
-/// of bindings that do not name its user). Each part (all ClusterRoles, all
-/// ClusterRoleBindings, one namespace's Roles, one namespace's
-/// RoleBindings) is shared between an index and the next one
-/// [`RbacIndex::rebuilt`] makes, so a change costs the parts it touches.
-#[derive(Default, Clone)]
+/// of bindings that do not name its user). [`RbacIndex::apply`] updates it
+/// object by object, so a change costs the objects that changed, whatever
+/// the size of their namespace.
+#[derive(Default)]
 pub struct RbacIndex {
-    cluster_roles: Arc<HashMap<String, Arc<Vec<PolicyRule>>>>,
+    cluster_roles: HashMap<String, Arc<Vec<PolicyRule>>>,
     /// Namespace → Role name → rules.
-    roles: HashMap<String, Arc<HashMap<String, Arc<Vec<PolicyRule>>>>>,
-    cluster_role_bindings: Arc<BindingSet>,
-    role_bindings: HashMap<String, Arc<BindingSet>>,
+    roles: HashMap<String, HashMap<String, Arc<Vec<PolicyRule>>>>,
+    cluster_role_bindings: BindingSet,
+    role_bindings: HashMap<String, BindingSet>,
 }
 
 /// Where the rules a visitor sees come from.
@@ -287,7 +327,7 @@ pub enum RuleSource<'a> {
 
 /// The RBAC objects an index is built from, as an informer mirrors them:
 /// cluster-scoped ones keyed by name, namespaced ones by
-/// `<namespace>/<name>` (so one namespace's objects are one key range).
+/// `<namespace>/<name>`.
 pub struct RbacObjects<'a> {
     pub cluster_roles: &'a BTreeMap<String, Value>,
     pub roles: &'a BTreeMap<String, Value>,
@@ -295,15 +335,15 @@ pub struct RbacObjects<'a> {
     pub role_bindings: &'a BTreeMap<String, Value>,
 }
 
-/// Which parts of an [`RbacIndex`] changed: the ClusterRoles, the
-/// ClusterRoleBindings (each one part), and the namespaces whose Roles or
-/// RoleBindings did.
+/// The objects added, changed or removed since an [`RbacIndex`] was last
+/// updated, by their keys in [`RbacObjects`] (a name, or
+/// `<namespace>/<name>`).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct RbacChanges {
-    pub cluster_roles: bool,
-    pub cluster_role_bindings: bool,
-    pub role_namespaces: BTreeSet<String>,
-    pub role_binding_namespaces: BTreeSet<String>,
+    pub cluster_roles: BTreeSet<String>,
+    pub roles: BTreeSet<String>,
+    pub cluster_role_bindings: BTreeSet<String>,
+    pub role_bindings: BTreeSet<String>,
 }
 
 impl RbacChanges {
@@ -313,33 +353,9 @@ impl RbacChanges {
     }
 }
 
-/// The objects of `objects` (keyed `<namespace>/<name>`) in `namespace`.
-fn in_namespace<'a>(
-    objects: &'a BTreeMap<String, Value>,
-    namespace: &str,
-) -> impl Iterator<Item = &'a Value> + 'a {
-    // `/` is followed by `0` in byte order: the range holds exactly the
-    // keys `<namespace>/…`.
-    objects
-        .range(format!("{namespace}/")..format!("{namespace}0"))
-        .map(|(_, v)| v)
-}
-
-fn role_map<'a>(
-    roles: impl IntoIterator<Item = &'a Value>,
-) -> HashMap<String, Arc<Vec<PolicyRule>>> {
-    roles
-        .into_iter()
-        .map(|r| (meta_str(r, "name").to_string(), rules_of(r)))
-        .collect()
-}
-
-fn binding_set<'a>(bindings: impl IntoIterator<Item = &'a Value>) -> BindingSet {
-    let mut set = BindingSet::default();
-    for b in bindings {
-        set.push(Binding::from_json(b));
-    }
-    set
+/// `(namespace, name)` of a mirror key (`""` namespace for a bare name).
+fn split_key(key: &str) -> (&str, &str) {
+    key.split_once('/').unwrap_or(("", key))
 }
 
 impl RbacIndex {
@@ -350,35 +366,35 @@ impl RbacIndex {
         cluster_role_bindings: impl IntoIterator<Item = &'a Value>,
         role_bindings: impl IntoIterator<Item = &'a Value>,
     ) -> Self {
-        let mut roles_by_ns: BTreeMap<&str, Vec<&Value>> = BTreeMap::new();
+        let mut index = RbacIndex::default();
+        for r in cluster_roles {
+            index
+                .cluster_roles
+                .insert(meta_str(r, "name").to_string(), rules_of(r));
+        }
         for r in roles {
-            roles_by_ns
-                .entry(meta_str(r, "namespace"))
+            index
+                .roles
+                .entry(meta_str(r, "namespace").to_string())
                 .or_default()
-                .push(r);
+                .insert(meta_str(r, "name").to_string(), rules_of(r));
         }
-        let mut bindings_by_ns: BTreeMap<&str, Vec<&Value>> = BTreeMap::new();
+        for b in cluster_role_bindings {
+            index
+                .cluster_role_bindings
+                .insert(meta_str(b, "name"), Binding::from_json(b));
+        }
         for b in role_bindings {
-            bindings_by_ns
-                .entry(meta_str(b, "namespace"))
+            index
+                .role_bindings
+                .entry(meta_str(b, "namespace").to_string())
                 .or_default()
-                .push(b);
+                .insert(meta_str(b, "name"), Binding::from_json(b));
         }
-        RbacIndex {
-            cluster_roles: Arc::new(role_map(cluster_roles)),
-            roles: roles_by_ns
-                .into_iter()
-                .map(|(ns, rs)| (ns.to_string(), Arc::new(role_map(rs))))
-                .collect(),
-            cluster_role_bindings: Arc::new(binding_set(cluster_role_bindings)),
-            role_bindings: bindings_by_ns
-                .into_iter()
-                .map(|(ns, bs)| (ns.to_string(), Arc::new(binding_set(bs))))
-                .collect(),
-        }
+        index
     }
 
-    /// Every part of `objects` indexed.
+    /// Every object of `objects` indexed.
     pub fn of(objects: &RbacObjects<'_>) -> Self {
         Self::build(
             objects.cluster_roles.values(),
@@ -388,38 +404,68 @@ impl RbacIndex {
         )
     }
 
-    /// This index with the parts in `changes` rebuilt from `objects` (the
-    /// current state of all four kinds) and every other part shared: a
-    /// RoleBinding written in one namespace costs that namespace's
-    /// bindings, not every binding in the cluster. The result equals
-    /// [`RbacIndex::of`] `objects` when `changes` names every part that
-    /// differs.
-    pub fn rebuilt(&self, changes: &RbacChanges, objects: &RbacObjects<'_>) -> Self {
-        let mut next = self.clone();
-        if changes.cluster_roles {
-            next.cluster_roles = Arc::new(role_map(objects.cluster_roles.values()));
-        }
-        if changes.cluster_role_bindings {
-            next.cluster_role_bindings =
-                Arc::new(binding_set(objects.cluster_role_bindings.values()));
-        }
-        for ns in &changes.role_namespaces {
-            let roles = role_map(in_namespace(objects.roles, ns));
-            if roles.is_empty() {
-                next.roles.remove(ns);
-            } else {
-                next.roles.insert(ns.clone(), Arc::new(roles));
+    /// Brings the objects named in `changes` up to date with `objects` (the
+    /// current state of all four kinds): each is re-indexed, or dropped when
+    /// `objects` no longer holds it, at the cost of that object alone (a
+    /// RoleBinding written among ten thousand in its namespace costs one
+    /// RoleBinding). The result equals [`RbacIndex::of`] `objects` when
+    /// `changes` names every object that differs.
+    pub fn apply(&mut self, changes: &RbacChanges, objects: &RbacObjects<'_>) {
+        for name in &changes.cluster_roles {
+            match objects.cluster_roles.get(name) {
+                Some(r) => {
+                    self.cluster_roles.insert(name.clone(), rules_of(r));
+                }
+                None => {
+                    self.cluster_roles.remove(name);
+                }
             }
         }
-        for ns in &changes.role_binding_namespaces {
-            let set = binding_set(in_namespace(objects.role_bindings, ns));
-            if set.bindings.is_empty() {
-                next.role_bindings.remove(ns);
-            } else {
-                next.role_bindings.insert(ns.clone(), Arc::new(set));
+        for key in &changes.roles {
+            let (ns, name) = split_key(key);
+            match objects.roles.get(key) {
+                Some(r) => {
+                    self.roles
+                        .entry(ns.to_string())
+                        .or_default()
+                        .insert(name.to_string(), rules_of(r));
+                }
+                None => {
+                    if let Some(roles) = self.roles.get_mut(ns) {
+                        roles.remove(name);
+                        if roles.is_empty() {
+                            self.roles.remove(ns);
+                        }
+                    }
+                }
             }
         }
-        next
+        for name in &changes.cluster_role_bindings {
+            match objects.cluster_role_bindings.get(name) {
+                Some(b) => self
+                    .cluster_role_bindings
+                    .insert(name, Binding::from_json(b)),
+                None => self.cluster_role_bindings.remove(name),
+            }
+        }
+        for key in &changes.role_bindings {
+            let (ns, name) = split_key(key);
+            match objects.role_bindings.get(key) {
+                Some(b) => self
+                    .role_bindings
+                    .entry(ns.to_string())
+                    .or_default()
+                    .insert(name, Binding::from_json(b)),
+                None => {
+                    if let Some(set) = self.role_bindings.get_mut(ns) {
+                        set.remove(name);
+                        if set.is_empty() {
+                            self.role_bindings.remove(ns);
+                        }
+                    }
+                }
+            }
+        }
     }
 
     fn role_rules(&self, b: &Binding) -> Result<&[PolicyRule], String> {
@@ -541,7 +587,9 @@ impl RbacIndex {
 /// authorizers before it (`system:masters`) allow anything.
 #[derive(Default)]
 pub struct RbacAuthorizer {
-    index: RwLock<Arc<RbacIndex>>,
+    /// Read by every decision, written by the owner's updates (each a few
+    /// objects' worth of work under the lock).
+    index: RwLock<RbacIndex>,
     synced: AtomicBool,
 }
 
@@ -553,8 +601,20 @@ impl RbacAuthorizer {
 
     /// Installs a new index; `synced` once every kind was listed.
     pub fn replace(&self, index: RbacIndex, synced: bool) {
-        if let Ok(mut guard) = self.index.write() {
-            *guard = Arc::new(index);
+        *self.index.write().unwrap_or_else(|p| p.into_inner()) = index;
+        if synced {
+            self.synced.store(true, Ordering::Release);
+        }
+    }
+
+    /// Updates the index with `changes` ([`RbacIndex::apply`]); `synced`
+    /// once every kind was listed.
+    pub fn apply(&self, changes: &RbacChanges, objects: &RbacObjects<'_>, synced: bool) {
+        if !changes.is_empty() {
+            self.index
+                .write()
+                .unwrap_or_else(|p| p.into_inner())
+                .apply(changes, objects);
         }
         if synced {
             self.synced.store(true, Ordering::Release);
@@ -566,12 +626,9 @@ impl RbacAuthorizer {
         self.synced.load(Ordering::Acquire)
     }
 
-    /// The current index.
-    pub fn snapshot(&self) -> Arc<RbacIndex> {
-        match self.index.read() {
-            Ok(g) => g.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        }
+    /// Calls `f` with the current index (updates wait until it returns).
+    pub fn read<R>(&self, f: impl FnOnce(&RbacIndex) -> R) -> R {
+        f(&self.index.read().unwrap_or_else(|p| p.into_inner()))
     }
 }
 
@@ -582,7 +639,7 @@ impl Authorizer for RbacAuthorizer {
                 "RBAC: the authorization cache is not loaded yet".into(),
             ));
         }
-        decided(self.snapshot().decide(attrs.user, attrs.request))
+        decided(self.read(|index| index.decide(attrs.user, attrs.request)))
     }
 }
 

@@ -287,7 +287,7 @@ fn mirror(objects: &[Value]) -> BTreeMap<String, Value> {
 }
 
 #[test]
-fn a_rebuilt_index_decides_as_a_full_build_and_shares_what_did_not_change() {
+fn an_updated_index_decides_as_a_full_build() {
     let reader = |name: &str, resource: &str| {
         json!({"metadata": {"name": name}, "rules": [
             {"apiGroups": [""], "resources": [resource], "verbs": ["get"]}]})
@@ -317,7 +317,7 @@ fn a_rebuilt_index_decides_as_a_full_build_and_shares_what_did_not_change() {
             role_bindings: rbs,
         }
     }
-    let before = RbacIndex::of(&objects(&cr, &roles, &crb, &rbs));
+    let mut updated = RbacIndex::of(&objects(&cr, &roles, &crb, &rbs));
 
     // In namespace a: alice loses her binding, carol gains one with a Role;
     // the ClusterRole `cms` grants services now; a ClusterRoleBinding
@@ -335,14 +335,15 @@ fn a_rebuilt_index_decides_as_a_full_build_and_shares_what_did_not_change() {
     roles.extend(mirror(&[
         json!({"metadata": {"name": "r2", "namespace": "c"}, "rules": []}),
     ]));
+    let keys = |k: &[&str]| k.iter().map(|k| k.to_string()).collect();
     let changes = RbacChanges {
-        cluster_roles: true,
-        cluster_role_bindings: true,
-        role_namespaces: ["c".to_string()].into(),
-        role_binding_namespaces: ["a".to_string()].into(),
+        cluster_roles: keys(&["cms"]),
+        cluster_role_bindings: keys(&["d"]),
+        roles: keys(&["c/r2"]),
+        role_bindings: keys(&["a/x", "a/y"]),
     };
     let now = objects(&cr, &roles, &crb, &rbs);
-    let rebuilt = before.rebuilt(&changes, &now);
+    updated.apply(&changes, &now);
     let full = RbacIndex::of(&now);
 
     let cases = [
@@ -358,55 +359,68 @@ fn a_rebuilt_index_decides_as_a_full_build_and_shares_what_did_not_change() {
         let u = user(who, &[]);
         let r = req("get", "", resource, "", ns, "n");
         assert_eq!(
-            rebuilt.decide(&u, &r),
+            updated.decide(&u, &r),
             full.decide(&u, &r),
             "{who} {resource} in {ns:?}"
         );
     }
     assert_eq!(
-        rebuilt.decide(
+        updated.decide(
             &user("carol", &[]),
             &req("get", "", "secrets", "", "a", "s")
         ),
         Decision::Allow
     );
     assert_ne!(
-        rebuilt.decide(&user("alice", &[]), &req("get", "", "pods", "", "a", "p")),
+        updated.decide(&user("alice", &[]), &req("get", "", "pods", "", "a", "p")),
         Decision::Allow
     );
     assert_eq!(
-        rebuilt.decide(
+        updated.decide(
             &user("alice", &[]),
             &req("get", "", "services", "", "ab", "s")
         ),
         Decision::Allow
     );
 
-    // Untouched namespaces are the same parts, not copies.
-    assert!(Arc::ptr_eq(
-        &before.role_bindings["ab"],
-        &rebuilt.role_bindings["ab"]
-    ));
-    assert!(Arc::ptr_eq(
-        &before.role_bindings["b"],
-        &rebuilt.role_bindings["b"]
-    ));
-    assert!(Arc::ptr_eq(&before.roles["a"], &rebuilt.roles["a"]));
-    assert!(!Arc::ptr_eq(
-        &before.role_bindings["a"],
-        &rebuilt.role_bindings["a"]
-    ));
-
     // A namespace left without bindings or roles drops out of the index.
     rbs.retain(|k, _| !k.starts_with("b/"));
     roles.retain(|k, _| !k.starts_with("c/"));
     let changes = RbacChanges {
-        role_namespaces: ["c".to_string()].into(),
-        role_binding_namespaces: ["b".to_string()].into(),
+        roles: keys(&["c/r2"]),
+        role_bindings: keys(&["b/x"]),
         ..Default::default()
     };
-    let emptied = rebuilt.rebuilt(&changes, &objects(&cr, &roles, &crb, &rbs));
-    assert!(!emptied.role_bindings.contains_key("b"));
-    assert!(!emptied.roles.contains_key("c"));
-    assert!(Arc::ptr_eq(&rebuilt.cluster_roles, &emptied.cluster_roles));
+    updated.apply(&changes, &objects(&cr, &roles, &crb, &rbs));
+    assert!(!updated.role_bindings.contains_key("b"));
+    assert!(!updated.roles.contains_key("c"));
+    assert_eq!(
+        updated.decide(&user("bob", &[]), &req("get", "", "pods", "", "b", "p")),
+        Decision::NoOpinion(String::new())
+    );
+
+    // A binding replaced in place loses the subjects it no longer names.
+    rbs.insert("ab/x".into(), rb("ab", "x", "erin", "cms"));
+    updated.apply(
+        &RbacChanges {
+            role_bindings: keys(&["ab/x"]),
+            ..Default::default()
+        },
+        &objects(&cr, &roles, &crb, &rbs),
+    );
+    assert_ne!(
+        updated.decide(
+            &user("alice", &[]),
+            &req("get", "", "services", "", "ab", "s")
+        ),
+        Decision::Allow
+    );
+    assert_eq!(
+        updated.decide(
+            &user("erin", &[]),
+            &req("get", "", "services", "", "ab", "s")
+        ),
+        Decision::Allow
+    );
+    assert!(updated.role_bindings["ab"].users.get("alice").is_none());
 }
