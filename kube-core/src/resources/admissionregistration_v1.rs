@@ -1,7 +1,8 @@
 //! `admissionregistration.k8s.io/v1`: webhook configurations and
 //! Validating/MutatingAdmissionPolicies with their bindings (webhooks are
-//! called by the library's webhook plugins; policies are stored, not yet
-//! evaluated).
+//! called by the library's webhook plugins, ValidatingAdmissionPolicies
+//! evaluated by its policy plugin; MutatingAdmissionPolicies are stored,
+//! not yet applied).
 
 use apiserver::registry::resource::ResourceDef;
 use apiserver::registry::strategy::SpecStrategy;
@@ -12,6 +13,39 @@ use serde_json::{json, Value};
 use super::columns::{array_at, str_or};
 use super::kind;
 use super::webhook_configuration::WebhookConfigurationStrategy;
+
+/// A Validating or MutatingAdmissionPolicy: its Table shows the count of
+/// its expressions (column `column`) and its ParamKind.
+fn policy<T>(column: &'static str, count: fn(&Value) -> Value) -> ResourceDef
+where
+    T: k8s_openapi::Resource + schemars::JsonSchema,
+    T::Scope: 'static,
+{
+    kind::<T>()
+        .categories(&["api-extensions"])
+        .columns(vec![
+            Column::func(column, "integer", count),
+            Column::func("ParamKind", "string", param_kind),
+            Column::age(),
+        ])
+        .strategy(SpecStrategy)
+}
+
+/// A policy's binding: its Table names the policy and the ParamRef.
+fn binding<T>() -> ResourceDef
+where
+    T: k8s_openapi::Resource + schemars::JsonSchema,
+    T::Scope: 'static,
+{
+    kind::<T>()
+        .categories(&["api-extensions"])
+        .columns(vec![
+            Column::path("PolicyName", "spec.policyName"),
+            Column::func("ParamRef", "string", param_ref),
+            Column::age(),
+        ])
+        .strategy(SpecStrategy)
+}
 
 /// admissionregistration.k8s.io/v1 declarations.
 pub fn definitions() -> Vec<ResourceDef> {
@@ -28,44 +62,16 @@ pub fn definitions() -> Vec<ResourceDef> {
             .categories(&["api-extensions"])
             .columns(webhooks())
             .strategy(WebhookConfigurationStrategy { mutating: true }),
-        kind::<v1::ValidatingAdmissionPolicy>()
-            .categories(&["api-extensions"])
-            .with_status()
-            .status_metadata(apiserver::registry::resource::StatusMetadata::Reset)
-            .columns(vec![
-                Column::func("Validations", "integer", |o| {
-                    json!(array_at(o, "spec.validations").len())
-                }),
-                Column::func("ParamKind", "string", param_kind),
-                Column::age(),
-            ])
-            .strategy(SpecStrategy),
-        kind::<v1::ValidatingAdmissionPolicyBinding>()
-            .categories(&["api-extensions"])
-            .columns(vec![
-                Column::path("PolicyName", "spec.policyName"),
-                Column::func("ParamRef", "string", param_ref),
-                Column::age(),
-            ])
-            .strategy(SpecStrategy),
-        kind::<v1::MutatingAdmissionPolicy>()
-            .categories(&["api-extensions"])
-            .columns(vec![
-                Column::func("Mutations", "integer", |o| {
-                    json!(array_at(o, "spec.mutations").len())
-                }),
-                Column::func("ParamKind", "string", param_kind),
-                Column::age(),
-            ])
-            .strategy(SpecStrategy),
-        kind::<v1::MutatingAdmissionPolicyBinding>()
-            .categories(&["api-extensions"])
-            .columns(vec![
-                Column::path("PolicyName", "spec.policyName"),
-                Column::func("ParamRef", "string", param_ref),
-                Column::age(),
-            ])
-            .strategy(SpecStrategy),
+        policy::<v1::ValidatingAdmissionPolicy>("Validations", |o| {
+            json!(array_at(o, "spec.validations").len())
+        })
+        .with_status()
+        .status_metadata(apiserver::registry::resource::StatusMetadata::Reset),
+        binding::<v1::ValidatingAdmissionPolicyBinding>(),
+        policy::<v1::MutatingAdmissionPolicy>("Mutations", |o| {
+            json!(array_at(o, "spec.mutations").len())
+        }),
+        binding::<v1::MutatingAdmissionPolicyBinding>(),
         kind::<v1::ValidatingWebhookConfiguration>()
             .categories(&["api-extensions"])
             .columns(webhooks())
