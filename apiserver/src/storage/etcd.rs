@@ -36,7 +36,9 @@ pub(super) struct Inner {
     endpoints: Vec<String>,
     opts: EtcdOptions,
     /// The current client and its generation; replaced after a timeout.
-    client: RwLock<(u64, Client)>,
+    /// Shared by reference count: cloning a `Client` clones every one of
+    /// its service clients, a cost on every call.
+    client: RwLock<(u64, Arc<Client>)>,
     next_generation: AtomicU64,
     /// Highest compaction revision this process has seen (its own
     /// compactions, the compactor's key, watch cancellations).
@@ -158,7 +160,7 @@ impl EtcdStorage {
             inner: Arc::new(Inner {
                 endpoints: endpoints.to_vec(),
                 opts,
-                client: RwLock::new((0, client)),
+                client: RwLock::new((0, Arc::new(client))),
                 next_generation: AtomicU64::new(1),
                 known_compacted: AtomicI64::new(0),
                 resources: Default::default(),
@@ -184,7 +186,7 @@ impl EtcdStorage {
             .fetch_max(revision, Ordering::Relaxed);
     }
 
-    fn current_client(&self) -> (u64, Client) {
+    fn current_client(&self) -> (u64, Arc<Client>) {
         let guard = self
             .inner
             .client
@@ -210,7 +212,7 @@ impl EtcdStorage {
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         if guard.0 == generation {
             let next = self.inner.next_generation.fetch_add(1, Ordering::Relaxed);
-            *guard = (next, fresh);
+            *guard = (next, Arc::new(fresh));
             tracing::info!("etcd request timed out; replaced the etcd connection");
         }
     }
@@ -236,7 +238,7 @@ impl EtcdStorage {
         f: F,
     ) -> Result<T, StorageError>
     where
-        F: FnOnce(Client, usize) -> Fut,
+        F: FnOnce(Arc<Client>, usize) -> Fut,
         Fut: Future<Output = Result<T, etcd_client::Error>>,
     {
         let start = std::time::Instant::now();
@@ -252,7 +254,7 @@ impl EtcdStorage {
 
     async fn call_unrecorded<T, F, Fut>(&self, what: &str, f: F) -> Result<T, StorageError>
     where
-        F: FnOnce(Client, usize) -> Fut,
+        F: FnOnce(Arc<Client>, usize) -> Fut,
         Fut: Future<Output = Result<T, etcd_client::Error>>,
     {
         let (generation, client) = self.current_client();
