@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 
 const GROUP: &str = "authorization.k8s.io";
 
-/// The four reviews.
+/// Which review a request is.
 #[derive(Clone, Copy, PartialEq)]
 enum Review {
     Subject,
@@ -30,36 +30,37 @@ enum Review {
     SelfRules,
 }
 
-impl Review {
-    /// Each review with its declaration (names and scope from its type) and
-    /// its resource name and kind.
-    const ALL: [(Review, fn() -> ResourceDef, &'static str, &'static str); 4] = [
-        (
-            Review::Subject,
-            super::kind::<authorization::SubjectAccessReview>,
-            authorization::SubjectAccessReview::URL_PATH_SEGMENT,
-            authorization::SubjectAccessReview::KIND,
-        ),
-        (
-            Review::SelfSubject,
-            super::kind::<authorization::SelfSubjectAccessReview>,
-            authorization::SelfSubjectAccessReview::URL_PATH_SEGMENT,
-            authorization::SelfSubjectAccessReview::KIND,
-        ),
-        (
-            Review::Local,
-            super::kind::<authorization::LocalSubjectAccessReview>,
-            authorization::LocalSubjectAccessReview::URL_PATH_SEGMENT,
-            authorization::LocalSubjectAccessReview::KIND,
-        ),
-        (
-            Review::SelfRules,
-            super::kind::<authorization::SelfSubjectRulesReview>,
-            authorization::SelfSubjectRulesReview::URL_PATH_SEGMENT,
-            authorization::SelfSubjectRulesReview::KIND,
-        ),
-    ];
+/// One review resource: which review it is, its declaration (names and
+/// scope from its type), its resource name and kind.
+struct ReviewResource {
+    review: Review,
+    declare: fn() -> ResourceDef,
+    plural: &'static str,
+    kind: &'static str,
 }
+
+impl ReviewResource {
+    const fn of<T>(review: Review) -> Self
+    where
+        T: Resource + schemars::JsonSchema,
+        T::Scope: 'static,
+    {
+        ReviewResource {
+            review,
+            declare: super::kind::<T>,
+            plural: T::URL_PATH_SEGMENT,
+            kind: T::KIND,
+        }
+    }
+}
+
+/// The four reviews.
+const REVIEWS: [ReviewResource; 4] = [
+    ReviewResource::of::<authorization::SubjectAccessReview>(Review::Subject),
+    ReviewResource::of::<authorization::SelfSubjectAccessReview>(Review::SelfSubject),
+    ReviewResource::of::<authorization::LocalSubjectAccessReview>(Review::Local),
+    ReviewResource::of::<authorization::SelfSubjectRulesReview>(Review::SelfRules),
+];
 
 /// Registers the access reviews, decided by `authorizer`; rules reviews
 /// list what `rbac` grants (not served without it).
@@ -68,11 +69,17 @@ pub fn register(
     authorizer: Arc<dyn Authorizer>,
     rbac: Option<Arc<RbacAuthorizer>>,
 ) {
-    for (review, declaration, plural, kind) in Review::ALL {
+    for ReviewResource {
+        review,
+        declare,
+        plural,
+        kind,
+    } in REVIEWS
+    {
         if review == Review::SelfRules && rbac.is_none() {
             continue;
         }
-        let def = declaration().verbs(&["create"]);
+        let def = declare().verbs(&["create"]);
         let authorizer = authorizer.clone();
         let rbac = rbac.clone();
         groups.add_handler(

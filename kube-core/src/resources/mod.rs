@@ -198,3 +198,32 @@ pub fn build(
 mod validation_tests;
 #[cfg(test)]
 mod versioned_validation_tests;
+
+#[cfg(test)]
+mod kind_tests {
+    use super::kind;
+    use k8s_openapi::api::{core::v1 as core, rbac::v1 as rbac};
+
+    #[test]
+    fn a_declaration_takes_names_scope_and_schema_from_its_type() {
+        let pods = kind::<core::Pod>();
+        assert_eq!(
+            (
+                pods.group.as_str(),
+                pods.version.as_str(),
+                pods.kind.as_str()
+            ),
+            ("", "v1", "Pod")
+        );
+        assert_eq!(pods.resource, "pods");
+        assert_eq!(pods.singular, "pod");
+        assert!(pods.namespaced);
+        let roles = kind::<rbac::ClusterRole>();
+        assert_eq!(roles.group, "rbac.authorization.k8s.io");
+        assert_eq!(roles.resource, "clusterroles");
+        assert!(!roles.namespaced);
+        let mut generator = schemars::generate::SchemaSettings::openapi3().into_generator();
+        let schema_of = roles.schema.expect("a schema");
+        assert_eq!(schema_of(&mut generator), "io.k8s.api.rbac.v1.ClusterRole");
+    }
+}
