@@ -45,7 +45,9 @@ pub struct ApiError {
     pub code: u16,
     pub reason: &'static str,
     pub message: String,
-    pub details: Option<StatusDetails>,
+    /// Boxed: most errors carry none, and every `Result` that can hold an
+    /// `ApiError` is as large as it.
+    pub details: Option<Box<StatusDetails>>,
     /// `metadata.continue` of the Status: the inconsistent continue token
     /// a 410 for a compacted continue token offers (upstream's
     /// `NewInconsistentContinue`), so the client can go on at the latest
@@ -78,13 +80,13 @@ impl std::fmt::Display for ApiError {
 
 impl std::error::Error for ApiError {}
 
-fn details(gr: GroupResource<'_>, name: &str) -> Option<StatusDetails> {
-    Some(StatusDetails {
+fn details(gr: GroupResource<'_>, name: &str) -> Option<Box<StatusDetails>> {
+    Some(Box::new(StatusDetails {
         name: name.to_string(),
         group: gr.group.to_string(),
         kind: gr.resource.to_string(),
         ..Default::default()
-    })
+    }))
 }
 
 impl ApiError {
@@ -171,13 +173,13 @@ impl ApiError {
             ),
         };
         ApiError {
-            details: Some(StatusDetails {
+            details: Some(Box::new(StatusDetails {
                 name: name.to_string(),
                 group: group.to_string(),
                 kind: kind.to_string(),
                 causes,
                 ..Default::default()
-            }),
+            })),
             ..Self::new(422, "Invalid", message)
         }
     }
@@ -291,13 +293,13 @@ impl ApiError {
     pub fn internal(err: impl std::fmt::Display) -> Self {
         let err = err.to_string();
         ApiError {
-            details: Some(StatusDetails {
+            details: Some(Box::new(StatusDetails {
                 causes: vec![StatusCause {
                     message: err.clone(),
                     ..empty_cause()
                 }],
                 ..Default::default()
-            }),
+            })),
             ..Self::new(
                 500,
                 "InternalError",
@@ -314,10 +316,10 @@ impl ApiError {
     /// 503 with `retryAfterSeconds`, as upstream answers before its routes are installed.
     pub fn service_unavailable_retry(message: impl Into<String>, retry_after_seconds: u32) -> Self {
         ApiError {
-            details: Some(StatusDetails {
+            details: Some(Box::new(StatusDetails {
                 retry_after_seconds,
                 ..Default::default()
-            }),
+            })),
             ..Self::new(503, "ServiceUnavailable", message)
         }
     }
@@ -325,10 +327,10 @@ impl ApiError {
     /// 429 with `retryAfterSeconds`.
     pub fn too_many_requests(message: impl Into<String>, retry_after_seconds: u32) -> Self {
         ApiError {
-            details: Some(StatusDetails {
+            details: Some(Box::new(StatusDetails {
                 retry_after_seconds,
                 ..Default::default()
-            }),
+            })),
             ..Self::new(429, "TooManyRequests", message)
         }
     }
@@ -360,7 +362,7 @@ impl ApiError {
             status: "Failure",
             message: &self.message,
             reason: self.reason,
-            details: self.details.as_ref(),
+            details: self.details.as_deref(),
             code: self.code,
         })
         .unwrap_or(serde_json::Value::Null)

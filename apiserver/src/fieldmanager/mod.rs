@@ -343,10 +343,10 @@ fn conflict_error(mut conflicts: Vec<(String, String)>) -> ApiError {
         code: 409,
         reason: "Conflict",
         message,
-        details: Some(StatusDetails {
+        details: Some(Box::new(StatusDetails {
             causes,
             ..Default::default()
-        }),
+        })),
         continue_token: None,
     }
 }

@@ -569,7 +569,7 @@ fn forbidden(attrs: &Attributes<'_>, message: String, reason: &str) -> ApiError 
         code,
         reason,
         message: format!("{gr} \"{}\" is forbidden: {message}", attrs.name),
-        details: Some(StatusDetails {
+        details: Some(Box::new(StatusDetails {
             name: attrs.name.to_string(),
             group: attrs.resource.group.clone(),
             kind: attrs.resource.resource.clone(),
@@ -579,7 +579,7 @@ fn forbidden(attrs: &Attributes<'_>, message: String, reason: &str) -> ApiError 
                 field: String::new(),
             }],
             ..Default::default()
-        }),
+        })),
         continue_token: None,
     }
 }

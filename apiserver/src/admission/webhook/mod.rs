@@ -665,7 +665,7 @@ fn denial(webhook: &str, status: Option<&Value>) -> ApiError {
         code,
         reason: known_reason(s("reason")),
         message,
-        details,
+        details: details.map(Box::new),
         continue_token: None,
     }
 }
