@@ -29,6 +29,15 @@ enum Proof {
 }
 
 impl Proof {
+    /// How many transaction operations answer it (what [`Proof::ops`]
+    /// makes, without making them).
+    fn op_count(&self) -> usize {
+        match self {
+            Proof::ModRevision(_) => 1,
+            Proof::ChangesSince(..) => 2,
+        }
+    }
+
     /// The transaction operations that answer it.
     fn ops(&self) -> Vec<TxnOp> {
         match self {
@@ -166,23 +175,27 @@ impl EtcdStorage {
 /// The task behind [`FreshnessProofs`].
 async fn drain_proofs(storage: Weak<Inner>, mut queue: mpsc::UnboundedReceiver<QueuedProof>) {
     while let Some(first) = queue.recv().await {
-        let mut ops = first.0.ops().len();
+        let mut ops = first.0.op_count();
         let mut distinct: Vec<Proof> = Vec::new();
         let mut index: HashMap<Proof, usize> = HashMap::new();
         let mut waiting: Vec<(usize, oneshot::Sender<Result<Answer, StorageError>>)> = Vec::new();
         let mut add =
             |(proof, answer): QueuedProof, distinct: &mut Vec<Proof>, waiting: &mut Vec<_>| {
-                let at = *index.entry(proof.clone()).or_insert_with(|| {
-                    distinct.push(proof);
-                    distinct.len() - 1
-                });
+                let at = match index.get(&proof) {
+                    Some(&at) => at,
+                    None => {
+                        distinct.push(proof.clone());
+                        index.insert(proof, distinct.len() - 1);
+                        distinct.len() - 1
+                    }
+                };
                 waiting.push((at, answer));
             };
         add(first, &mut distinct, &mut waiting);
         while ops < MAX_OPS_PER_READ {
             match queue.try_recv() {
                 Ok(queued) => {
-                    ops += queued.0.ops().len();
+                    ops += queued.0.op_count();
                     add(queued, &mut distinct, &mut waiting);
                 }
                 Err(_) => break,
@@ -199,6 +212,21 @@ async fn drain_proofs(storage: Weak<Inner>, mut queue: mpsc::UnboundedReceiver<Q
                 }),
                 Err(e) => Err(e.clone()),
             });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Proof;
+
+    #[test]
+    fn a_proof_counts_the_operations_it_makes() {
+        for proof in [
+            Proof::ModRevision("/registry/configmaps/ns/a".into()),
+            Proof::ChangesSince("/registry/configmaps/ns/".into(), 7),
+        ] {
+            assert_eq!(proof.op_count(), proof.ops().len(), "{proof:?}");
         }
     }
 }
