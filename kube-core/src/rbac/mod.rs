@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use apiserver::authorization::rbac::{RbacAuthorizer, RbacChanges, RbacObjects};
+use apiserver::authorization::rbac::{RbacAuthorizer, RbacChanges, RbacIndex, RbacObjects};
 use apiserver::registry::catalog::Catalog;
 use apiserver::registry::informer::{self, Mirror};
 use apiserver::registry::store::WriteContext;
@@ -20,6 +20,12 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 const GROUP: &str = "rbac.authorization.k8s.io";
+
+/// Bursts of more changed RBAC objects than this are indexed whole, outside
+/// the authorizer's lock (about a millisecond per thousand objects), and
+/// swapped in, instead of object by object under it (about a microsecond
+/// each).
+const REINDEX_ASIDE_ABOVE: usize = 1000;
 
 /// Mirrors of the four RBAC resources.
 pub struct RbacMirrors {
@@ -114,8 +120,14 @@ pub async fn feed(mut m: RbacMirrors, authorizer: Arc<RbacAuthorizer>) {
                 cluster_role_bindings: &crb.objects,
                 role_bindings: &rb.objects,
             };
-            // The first pass finds every object new: a full build.
-            authorizer.apply(&changes, &objects, synced);
+            // A large burst (the first pass finds every object new) is
+            // indexed aside and swapped in, so decisions never wait on the
+            // lock for more than about a thousand objects' worth of updates.
+            if changes.len() > REINDEX_ASIDE_ABOVE {
+                authorizer.replace(RbacIndex::of(&objects), synced);
+            } else {
+                authorizer.apply(&changes, &objects, synced);
+            }
         }
         let changed = tokio::select! {
             c = m.cluster_roles.changed() => c,

@@ -351,6 +351,14 @@ impl RbacChanges {
     pub fn is_empty(&self) -> bool {
         *self == RbacChanges::default()
     }
+
+    /// How many objects changed.
+    pub fn len(&self) -> usize {
+        self.cluster_roles.len()
+            + self.roles.len()
+            + self.cluster_role_bindings.len()
+            + self.role_bindings.len()
+    }
 }
 
 /// `(namespace, name)` of a mirror key (`""` namespace for a bare name).
@@ -601,7 +609,12 @@ impl RbacAuthorizer {
 
     /// Installs a new index; `synced` once every kind was listed.
     pub fn replace(&self, index: RbacIndex, synced: bool) {
-        *self.index.write().unwrap_or_else(|p| p.into_inner()) = index;
+        let old = std::mem::replace(
+            &mut *self.index.write().unwrap_or_else(|p| p.into_inner()),
+            index,
+        );
+        // Freed after the lock is released: decisions do not wait for it.
+        drop(old);
         if synced {
             self.synced.store(true, Ordering::Release);
         }
