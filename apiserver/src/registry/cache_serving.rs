@@ -1,10 +1,13 @@
-//! Serving a store's LISTs and WATCHes from its watch cache.
+//! The watch cache as a decorator of a store's read path ([`CachedReads`]
+//! in front of [`super::read::EtcdReads`]), and the store's cache plumbing
+//! (starting it, sharing a storage version's cache, its protobuf memo).
 //!
 //! Which reads the cache serves follows upstream: `resourceVersion=0` (any
 //! state), `resourceVersionMatch=NotOlderThan` (once the cache has reached
 //! the revision), consistent reads (`resourceVersion` unset) once the cache
 //! has proved it is current, and every watch. Anything else, and every read
-//! while the cache is loading or over its memory budget, goes to etcd.
+//! while the cache is loading or over its memory budget, is handed to the
+//! read path behind it (etcd's).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,8 +15,12 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::{broadcast, mpsc};
 
+use futures_util::future::BoxFuture;
+
+use super::read::{ListForm, ListRead, ReadPath};
 use super::resource::ResourceDef;
 use super::store::{ListOptions, Store};
+use super::watch::WatchOptions;
 use super::watch_event::{EventType, ObjectRead, WatchEvent};
 use crate::apimachinery::errors::ApiError;
 use crate::apimachinery::meta;
@@ -211,13 +218,10 @@ impl Store {
             .filter(|f| self.def.selectable_fields.contains(f))
             .cloned()
             .collect();
-        self.set_cache(WatchCache::start(
-            prefix,
-            self.storage().clone(),
-            codec,
-            max_bytes,
-            &indexed,
-        ));
+        self.set_cache(
+            WatchCache::start(prefix, self.storage().clone(), codec, max_bytes, &indexed),
+            false,
+        );
         self
     }
 
@@ -232,16 +236,194 @@ impl Store {
     /// are its storage version's.
     pub fn share_storage_cache(mut self, storage: &Store) -> Self {
         if let Some(cache) = storage.cache() {
-            self.set_cache(cache.clone());
-            self.cache_in_storage_version = true;
+            self.set_cache(cache.clone(), true);
         }
         self
     }
 
+    /// A GET answered from the watch cache alone: `Ok(None)` when the
+    /// cache cannot answer (none, loading, over budget, not caught up).
+    /// Admission and authentication read this way, as upstream's listers.
+    pub async fn get_from_cache(
+        &self,
+        namespace: &str,
+        name: &str,
+        resource_version: &str,
+    ) -> Result<Option<Arc<CachedObject>>, ApiError> {
+        match self.reads().cached() {
+            Some(cached) => cached.get(self, namespace, name, resource_version).await,
+            None => Ok(None),
+        }
+    }
+
+    /// A LIST answered from the watch cache alone; `Ok(None)` when it
+    /// cannot answer.
+    pub async fn list_from_cache(
+        &self,
+        namespace: &str,
+        opts: &ListOptions,
+    ) -> Result<Option<CachedPage>, ApiError> {
+        match self.reads().cached() {
+            Some(cached) => cached.list(self, namespace, opts).await,
+            None => Ok(None),
+        }
+    }
+
+    /// A WATCH served by the watch cache alone; `Ok(None)` when it cannot.
+    pub fn watch_from_cache(
+        &self,
+        namespace: &str,
+        opts: &ListOptions,
+        send_initial_events: bool,
+        initial_events_end_bookmark: bool,
+        allow_bookmarks: bool,
+        timeout: Option<Duration>,
+    ) -> Result<Option<mpsc::Receiver<WatchEvent>>, ApiError> {
+        match self.reads().cached() {
+            Some(cached) => cached.watch(
+                self,
+                namespace,
+                opts,
+                send_initial_events,
+                initial_events_end_bookmark,
+                allow_bookmarks,
+                timeout,
+            ),
+            None => Ok(None),
+        }
+    }
+
+    /// Whether an object in this store's served bytes matches the
+    /// selectors (by the labels the cache holds its fields under).
+    pub fn cached_matches(&self, obj: &CachedObject, opts: &ListOptions) -> bool {
+        match self.reads().cached() {
+            Some(cached) => cached.matches(self, obj, opts),
+            None => CachedReads::matches_as_stored(obj, opts, None),
+        }
+    }
+}
+
+impl ReadPath for CachedReads {
+    fn read<'a>(
+        &'a self,
+        store: &'a Store,
+        namespace: &'a str,
+        name: &'a str,
+        resource_version: &'a str,
+    ) -> BoxFuture<'a, Result<ObjectRead, ApiError>> {
+        Box::pin(async move {
+            match self.get(store, namespace, name, resource_version).await? {
+                Some(obj) => Ok(ObjectRead::Encoded(obj)),
+                None => {
+                    self.next
+                        .read(store, namespace, name, resource_version)
+                        .await
+                }
+            }
+        })
+    }
+
+    fn read_list<'a>(
+        &'a self,
+        store: &'a Store,
+        namespace: &'a str,
+        opts: &'a ListOptions,
+        form: ListForm,
+    ) -> BoxFuture<'a, Result<ListRead, ApiError>> {
+        Box::pin(async move {
+            match self.list(store, namespace, opts).await? {
+                Some(page) => Ok(ListRead::Encoded(page)),
+                None => self.next.read_list(store, namespace, opts, form).await,
+            }
+        })
+    }
+
+    fn watch<'a>(
+        &'a self,
+        store: &'a Store,
+        namespace: &'a str,
+        opts: WatchOptions,
+    ) -> BoxFuture<'a, Result<mpsc::Receiver<WatchEvent>, ApiError>> {
+        Box::pin(async move {
+            let rv = opts.list.resource_version.clone().unwrap_or_default();
+            let send_initial = opts
+                .send_initial_events
+                .unwrap_or(rv.is_empty() || rv == "0");
+            if let Some(rx) = CachedReads::watch(
+                self,
+                store,
+                namespace,
+                &opts.list,
+                send_initial,
+                opts.send_initial_events == Some(true),
+                opts.allow_bookmarks,
+                opts.timeout,
+            )? {
+                return Ok(rx);
+            }
+            self.next.watch(store, namespace, opts).await
+        })
+    }
+
+    fn cached(&self) -> Option<&CachedReads> {
+        Some(self)
+    }
+}
+
+/// The label a cache holds field `f` under: its storage version's label
+/// when `renamed` pairs served labels with stored ones.
+fn stored_label<'a>(renamed: Option<&'a [(String, String)]>, f: &'a str) -> &'a str {
+    renamed
+        .and_then(|labels| labels.iter().find(|(served, _)| served == f))
+        .map(|(_, stored)| stored.as_str())
+        .unwrap_or(f)
+}
+
+/// The watch cache in front of another read path (etcd's): the reads
+/// upstream's cacher answers are answered from memory, every other one is
+/// handed to `next`.
+#[derive(Clone)]
+pub struct CachedReads {
+    cache: Arc<WatchCache>,
+    /// Whether `cache` is the cache of this resource's storage version
+    /// (shared with that version's store), holding objects the reading
+    /// store converts; see [`Store::share_storage_cache`].
+    in_storage_version: bool,
+    next: Arc<dyn ReadPath>,
+}
+
+impl CachedReads {
+    /// `cache` in front of `next`.
+    pub(crate) fn new(
+        cache: Arc<WatchCache>,
+        in_storage_version: bool,
+        next: Arc<dyn ReadPath>,
+    ) -> Self {
+        CachedReads {
+            cache,
+            in_storage_version,
+            next,
+        }
+    }
+
+    /// The watch cache.
+    pub fn cache(&self) -> &Arc<WatchCache> {
+        &self.cache
+    }
+
+    /// The read path behind the cache.
+    pub(crate) fn next(&self) -> &Arc<dyn ReadPath> {
+        &self.next
+    }
+
     /// `obj`, from this store's cache, as this store serves it: itself, or
     /// its conversion when the cache holds the storage version.
-    pub fn served(&self, obj: Arc<CachedObject>) -> Result<Arc<CachedObject>, ApiError> {
-        if !self.cache_in_storage_version {
+    pub fn served(
+        &self,
+        store: &Store,
+        obj: Arc<CachedObject>,
+    ) -> Result<Arc<CachedObject>, ApiError> {
+        if !self.in_storage_version {
             return Ok(obj);
         }
         if let Some(converted) = obj.converted.get() {
@@ -250,43 +432,42 @@ impl Store {
         let stored: Value = serde_json::from_slice(&obj.bytes)
             .map_err(|e| ApiError::internal(format!("decoding cached {}: {e}", obj.key)))?;
         let codec = StoreCodec {
-            def: self.def.clone(),
+            def: store.def.clone(),
         };
         let converted = codec
             .cache_value(&obj.key, obj.revision, stored)
             .map_err(|e| ApiError::internal(format!("converting {}: {e}", obj.key)))?;
         let converted = obj.converted.get_or_init(|| Arc::new(converted)).clone();
-        if let Some(cache) = self.cache() {
-            cache.account_converted(&obj);
-        }
+        self.cache.account_converted(&obj);
         Ok(converted)
     }
 
-    /// Whether an object in the cache matches the selectors.
-    pub fn cached_matches(&self, obj: &CachedObject, opts: &ListOptions) -> bool {
+    /// Whether an object in the cache matches the selectors (a served
+    /// version's field selectors read the storage version's fields).
+    pub fn matches(&self, store: &Store, obj: &CachedObject, opts: &ListOptions) -> bool {
+        let renamed = self
+            .in_storage_version
+            .then_some(&store.def.field_labels[..]);
+        Self::matches_as_stored(obj, opts, renamed)
+    }
+
+    /// Whether `obj` matches the selectors, its fields held under the
+    /// stored label `renamed` pairs with their served one (`None`: their
+    /// own).
+    fn matches_as_stored(
+        obj: &CachedObject,
+        opts: &ListOptions,
+        renamed: Option<&[(String, String)]>,
+    ) -> bool {
         if let Some(ls) = &opts.label_selector {
             if !ls.matches_with(|k| obj.label(k)) {
                 return false;
             }
         }
         if let Some(fs) = &opts.field_selector {
-            return fs.matches(|f| Some(obj.field(self.stored_field_label(f))));
+            return fs.matches(|f| Some(obj.field(stored_label(renamed, f))));
         }
         true
-    }
-
-    /// The label the cache holds field `f` under: the storage version's
-    /// label when this version reads its storage version's cache.
-    fn stored_field_label<'a>(&'a self, f: &'a str) -> &'a str {
-        if !self.cache_in_storage_version {
-            return f;
-        }
-        self.def
-            .field_labels
-            .iter()
-            .find(|(served, _)| served == f)
-            .map(|(_, stored)| stored.as_str())
-            .unwrap_or(f)
     }
 
     /// Serves a GET from the cache: a GET that names a `resourceVersion`
@@ -296,21 +477,20 @@ impl Store {
     /// ([`WatchCache::get_consistent`]: the answer is the one an etcd read
     /// would give). `Ok(None)` means read etcd (no cache, still loading,
     /// over budget, or not caught up).
-    pub async fn get_from_cache(
+    pub async fn get(
         &self,
+        store: &Store,
         namespace: &str,
         name: &str,
         resource_version: &str,
     ) -> Result<Option<Arc<CachedObject>>, ApiError> {
-        let Some(cache) = self.cache() else {
-            return Ok(None);
-        };
-        let key = self.key(namespace, name);
+        let cache = &self.cache;
+        let key = store.key(namespace, name);
         let fresh = match resource_version {
             "" => {
                 return match cache.get_consistent(&key, FRESHNESS_WAIT).await {
-                    Some(Some(obj)) => Ok(Some(self.served(obj)?)),
-                    Some(None) => Err(self.not_found(name)),
+                    Some(Some(obj)) => Ok(Some(self.served(store, obj)?)),
+                    Some(None) => Err(store.not_found(name)),
                     None => Ok(None),
                 }
             }
@@ -328,33 +508,32 @@ impl Store {
             return Ok(None);
         }
         match cache.get(&key) {
-            Some(Some(obj)) => Ok(Some(self.served(obj)?)),
-            Some(None) => Err(self.not_found(name)),
+            Some(Some(obj)) => Ok(Some(self.served(store, obj)?)),
+            Some(None) => Err(store.not_found(name)),
             None => Ok(None),
         }
     }
 
     /// Serves a LIST from the cache when upstream would; `None` means read etcd.
-    pub async fn list_from_cache(
+    pub async fn list(
         &self,
+        store: &Store,
         namespace: &str,
         opts: &ListOptions,
     ) -> Result<Option<CachedPage>, ApiError> {
-        let Some(cache) = self.cache() else {
-            return Ok(None);
-        };
+        let cache = &self.cache;
         if !cache.is_ready() || opts.continue_token.is_some() {
             return Ok(None);
         }
         if let Some(fs) = &opts.field_selector {
-            self.check_field_selector(fs)?;
+            store.check_field_selector(fs)?;
         }
         let rv = opts.resource_version.as_deref().unwrap_or("");
         let fresh = match (rv, opts.resource_version_match.as_deref()) {
             ("0", _) => true,
             ("", _) => {
                 cache
-                    .wait_fresh(&self.list_prefix(namespace), FRESHNESS_WAIT)
+                    .wait_fresh(&store.list_prefix(namespace), FRESHNESS_WAIT)
                     .await
             }
             (_, Some("Exact")) => false,
@@ -370,11 +549,11 @@ impl Store {
         if !fresh {
             return Ok(None);
         }
-        let prefix = self.list_prefix(namespace);
+        let prefix = store.list_prefix(namespace);
         // A selector requiring one value of an indexed field reads the
         // index; anything else scans the resource (or namespace).
         let indexed = opts.field_selector.as_ref().and_then(|fs| {
-            self.def.indexed_fields.iter().find_map(|f| {
+            store.def.indexed_fields.iter().find_map(|f| {
                 let value = fs.requires_exact_match(f)?;
                 cache.indexed_snapshot(f, value, &prefix)
             })
@@ -388,8 +567,8 @@ impl Store {
         let mut examined = 0;
         for obj in &snapshot.objects {
             examined += 1;
-            if self.cached_matches(obj, opts) {
-                objects.push(self.served(obj.clone())?);
+            if self.matches(store, obj, opts) {
+                objects.push(self.served(store, obj.clone())?);
                 if limit.is_some_and(|l| objects.len() >= l) {
                     last_key = Some(obj.key.clone());
                     break;
@@ -420,8 +599,9 @@ impl Store {
 
     /// Serves a WATCH from the cache; `None` means the cache cannot (not
     /// ready) and the caller watches etcd.
-    pub fn watch_from_cache(
+    pub fn watch(
         &self,
+        store: &Store,
         namespace: &str,
         opts: &ListOptions,
         send_initial_events: bool,
@@ -429,16 +609,14 @@ impl Store {
         allow_bookmarks: bool,
         timeout: Option<Duration>,
     ) -> Result<Option<mpsc::Receiver<WatchEvent>>, ApiError> {
-        let Some(cache) = self.cache() else {
-            return Ok(None);
-        };
+        let cache = &self.cache;
         if !cache.is_ready() {
             return Ok(None);
         }
         if let Some(fs) = &opts.field_selector {
-            self.check_field_selector(fs)?;
+            store.check_field_selector(fs)?;
         }
-        let prefix = self.list_prefix(namespace);
+        let prefix = store.list_prefix(namespace);
         let (initial, start_rev, rx) = if send_initial_events {
             let Some((snapshot, rx)) = cache.snapshot_and_subscribe(&prefix) else {
                 return Ok(None);
@@ -452,17 +630,17 @@ impl Store {
             match cache.watch_from(n) {
                 Ok((past, rx)) => {
                     let (tx, out) = mpsc::channel(256);
-                    let store = self.clone();
+                    let (reads, store) = (self.clone(), store.clone());
                     let opts = opts.clone();
                     let prefix = prefix.clone();
                     tokio::spawn(async move {
                         for ev in past {
-                            if !store.forward(&tx, &ev, &opts, &prefix).await {
+                            if !reads.forward(&store, &tx, &ev, &opts, &prefix).await {
                                 return;
                             }
                         }
-                        store
-                            .follow(tx, rx, n, &opts, &prefix, allow_bookmarks, timeout)
+                        reads
+                            .follow(&store, tx, rx, n, &opts, &prefix, allow_bookmarks, timeout)
                             .await;
                     });
                     return Ok(Some(out));
@@ -475,14 +653,14 @@ impl Store {
             }
         };
         let (tx, out) = mpsc::channel(256);
-        let store = self.clone();
+        let (reads, store) = (self.clone(), store.clone());
         let opts = opts.clone();
         tokio::spawn(async move {
             for obj in initial {
-                if !store.cached_matches(&obj, &opts) {
+                if !reads.matches(&store, &obj, &opts) {
                     continue;
                 }
-                let event = match store.served(obj) {
+                let event = match reads.served(&store, obj) {
                     Ok(obj) => WatchEvent::Object(EventType::Added, ObjectRead::Encoded(obj)),
                     Err(e) => WatchEvent::Error(e),
                 };
@@ -502,8 +680,17 @@ impl Store {
             {
                 return;
             }
-            store
-                .follow(tx, rx, start_rev, &opts, &prefix, allow_bookmarks, timeout)
+            reads
+                .follow(
+                    &store,
+                    tx,
+                    rx,
+                    start_rev,
+                    &opts,
+                    &prefix,
+                    allow_bookmarks,
+                    timeout,
+                )
                 .await;
         });
         Ok(Some(out))
@@ -513,6 +700,7 @@ impl Store {
     /// watcher is gone.
     async fn forward(
         &self,
+        store: &Store,
         tx: &mpsc::Sender<WatchEvent>,
         ev: &CacheEvent,
         opts: &ListOptions,
@@ -521,11 +709,11 @@ impl Store {
         if !ev.object.key.starts_with(prefix) {
             return true;
         }
-        let now = ev.kind != WatchEventKind::Deleted && self.cached_matches(&ev.object, opts);
+        let now = ev.kind != WatchEventKind::Deleted && self.matches(store, &ev.object, opts);
         let before = ev
             .prev
             .as_ref()
-            .is_some_and(|p| self.cached_matches(p, opts));
+            .is_some_and(|p| self.matches(store, p, opts));
         let out = match (ev.kind, before, now) {
             (WatchEventKind::Deleted, true, _) => Some((EventType::Deleted, ev.object.clone())),
             (WatchEventKind::Deleted, false, _) => None,
@@ -534,7 +722,7 @@ impl Store {
             (_, true, false) => Some((EventType::Deleted, ev.object.clone())),
             (_, false, false) => None,
         };
-        match out.map(|(t, o)| self.served(o).map(|o| (t, o))) {
+        match out.map(|(t, o)| self.served(store, o).map(|o| (t, o))) {
             Some(Ok((t, o))) => tx
                 .send(WatchEvent::Object(t, ObjectRead::Encoded(o)))
                 .await
@@ -553,6 +741,7 @@ impl Store {
     #[allow(clippy::too_many_arguments)]
     async fn follow(
         &self,
+        store: &Store,
         tx: mpsc::Sender<WatchEvent>,
         mut rx: broadcast::Receiver<Arc<CacheEvent>>,
         after: i64,
@@ -575,7 +764,7 @@ impl Store {
                 _ = tx.closed() => return,
                 _ = sleep_until => return,
                 _ = bookmarks.tick(), if allow_bookmarks => {
-                    let revision = self.cache().map(|c| c.revision()).unwrap_or(last).max(last);
+                    let revision = self.cache.revision().max(last);
                     if tx.send(WatchEvent::Bookmark { revision, initial_events_end: false }).await.is_err() {
                         return;
                     }
@@ -586,7 +775,7 @@ impl Store {
                             continue;
                         }
                         last = ev.revision();
-                        if !self.forward(&tx, &ev, opts, prefix).await {
+                        if !self.forward(store, &tx, &ev, opts, prefix).await {
                             return;
                         }
                     }

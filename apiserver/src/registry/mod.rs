@@ -15,6 +15,8 @@ pub mod json_patch;
 pub mod list;
 pub mod list_encoded;
 pub mod read;
+#[cfg(test)]
+mod read_path_tests;
 pub mod resource;
 #[cfg(test)]
 mod shared_cache_tests;

@@ -14,6 +14,8 @@ use bytes::Bytes;
 use serde_json::{json, Value};
 
 use super::admit::{Admit, Attributes, Operation, SharedAdmit};
+use super::cache_serving::CachedReads;
+use super::read::{EtcdReads, ReadPath};
 use super::resource::{ResourceDef, Subresource};
 use crate::apimachinery::errors::ApiError;
 use crate::apimachinery::meta;
@@ -64,11 +66,9 @@ pub struct Store {
     pub(crate) storage: EtcdStorage,
     pub(crate) prefix: String,
     pub(crate) admission: SharedAdmit,
-    cache: Option<Arc<crate::storage::cacher::WatchCache>>,
-    /// Whether `cache` is the cache of this resource's storage version
-    /// (shared with that version's store), holding objects this store
-    /// converts on read; see [`Store::share_storage_cache`].
-    pub(crate) cache_in_storage_version: bool,
+    /// What GET, LIST and WATCH are answered from: etcd, or the watch
+    /// cache in front of it (see [`super::read`]).
+    reads: Arc<dyn ReadPath>,
 }
 
 /// Maps storage failures that are not about the object itself.
@@ -107,18 +107,32 @@ impl Store {
             storage,
             prefix,
             admission: Arc::new(admission),
-            cache: None,
-            cache_in_storage_version: false,
+            reads: Arc::new(EtcdReads),
         }
     }
 
     /// The watch cache, when one serves this store.
     pub fn cache(&self) -> Option<&Arc<crate::storage::cacher::WatchCache>> {
-        self.cache.as_ref()
+        self.reads.cached().map(CachedReads::cache)
     }
 
-    pub(crate) fn set_cache(&mut self, cache: Arc<crate::storage::cacher::WatchCache>) {
-        self.cache = Some(cache);
+    /// The store's read path.
+    pub(crate) fn reads(&self) -> &Arc<dyn ReadPath> {
+        &self.reads
+    }
+
+    /// Puts `cache` in front of etcd's reads (replacing a cache already
+    /// there).
+    pub(crate) fn set_cache(
+        &mut self,
+        cache: Arc<crate::storage::cacher::WatchCache>,
+        in_storage_version: bool,
+    ) {
+        let etcd = match self.reads.cached() {
+            Some(cached) => cached.next().clone(),
+            None => self.reads.clone(),
+        };
+        self.reads = Arc::new(CachedReads::new(cache, in_storage_version, etcd));
     }
 
     /// The storage this store writes to.
