@@ -599,6 +599,7 @@ impl CachedReads {
 
     /// Serves a WATCH from the cache; `None` means the cache cannot (not
     /// ready) and the caller watches etcd.
+    #[allow(clippy::too_many_arguments)]
     pub fn watch(
         &self,
         store: &Store,
