@@ -155,11 +155,7 @@ pub fn track_update(
         }
     };
     let ty = op.types.root();
-    let cmp = typed::compare(
-        &without_managed_fields(live_obj),
-        &without_managed_fields(new),
-        ty,
-    );
+    let cmp = typed::compare(live_obj, new, ty);
     let changed = op.owned_part(&cmp.modified.union(&cmp.added));
     let removed = cmp.removed;
     for e in &mut entries {

@@ -106,7 +106,9 @@ fn fs_walk(v: &Value, ty: Ty<'_>, path: &mut Path, set: &mut Set) {
     }
 }
 
-/// Compares `lhs` (old) with `rhs` (new).
+/// Compares `lhs` (old) with `rhs` (new) field by field as `ty` types them, leaving out
+/// `metadata.managedFields` (no manager owns it), so callers need not copy
+/// the objects without it.
 pub fn compare(lhs: &Value, rhs: &Value, ty: Ty<'_>) -> Comparison {
     let mut c = Comparison::default();
     cmp_walk(Some(lhs), Some(rhs), ty, &mut Vec::new(), &mut c);
@@ -150,7 +152,13 @@ fn cmp_walk(
             .keys()
             .chain(r.keys().filter(|k| !l.contains_key(*k)))
             .collect();
+        // `metadata.managedFields` records ownership and is never owned.
+        let in_metadata =
+            path.len() == 1 && matches!(&path[0], PathElement::Field(f) if f == "metadata");
         for k in keys {
+            if in_metadata && k == "managedFields" {
+                continue;
+            }
             let cty = ty.field(k, root).0;
             path.push(PathElement::Field(k.clone()));
             cmp_walk(l.get(k), r.get(k), cty, path, c);
