@@ -4,6 +4,7 @@ pub mod admit;
 pub mod cache_serving;
 #[cfg(test)]
 mod cache_stop_tests;
+pub mod cached_reads;
 pub mod catalog;
 #[cfg(test)]
 mod consistent_read_tests;

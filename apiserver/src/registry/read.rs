@@ -4,7 +4,7 @@
 //!
 //! - [`EtcdReads`] reads etcd (and decodes, defaults and converts what it
 //!   read, the store's read path);
-//! - [`CachedReads`] (`registry/cache_serving.rs`) is a decorator in front of
+//! - [`CachedReads`] (`registry/cached_reads.rs`) is a decorator in front of
 //!   another read path: it answers from the watch cache when upstream's
 //!   cacher would (the `resourceVersion` rules of GET, LIST and WATCH, a
 //!   cache that is ready and caught up) and hands every other read to the
@@ -22,7 +22,7 @@
 use futures_util::future::BoxFuture;
 use tokio::sync::mpsc;
 
-use super::cache_serving::{CachedPage, CachedReads};
+use super::cached_reads::{CachedPage, CachedReads};
 use super::list::{ListOptions, ListPage};
 use super::list_encoded::EtcdListPager;
 use super::store::Store;
