@@ -3,11 +3,10 @@
 //! Priority, LimitRanger, RuntimeClass and ResourceQuota (with racing
 //! creates), and NamespaceLifecycle for custom resources.
 
+use crate::harness::{eventually, expect_status, Auth, SendExt, TestCluster};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-
-use crate::harness::{eventually, expect_status, Auth, TestCluster};
 
 async fn apply(c: &TestCluster, v: &Value) -> (bool, String, String) {
     c.kubectl_stdin(&["create", "-f", "-"], Some(&v.to_string()))
@@ -178,9 +177,8 @@ async fn a_pod_quota_admits_exactly_its_limit_of_racing_creates() {
         .patch(c.url("/api/v1/namespaces/quota/resourcequotas/q/status"))
         .header("Content-Type", "application/merge-patch+json")
         .body(status.to_string())
-        .send()
-        .await
-        .expect("patch status");
+        .sent()
+        .await;
     assert_eq!(resp.status().as_u16(), 200);
 
     let creates = (0..10).map(|i| {
@@ -191,9 +189,8 @@ async fn a_pod_quota_admits_exactly_its_limit_of_racing_creates() {
             http.post(url)
                 .header("Content-Type", "application/json")
                 .body(body.to_string())
-                .send()
+                .sent()
                 .await
-                .expect("create")
         }
     });
     let responses = futures_util::future::join_all(creates).await;
@@ -226,9 +223,8 @@ async fn a_pod_quota_admits_exactly_its_limit_of_racing_creates() {
         .body(
             json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}).to_string(),
         )
-        .send()
-        .await
-        .expect("dry run");
+        .sent()
+        .await;
     assert_eq!(resp.status().as_u16(), 201);
 }
 

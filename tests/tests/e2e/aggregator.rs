@@ -3,22 +3,17 @@
 //! port and registered through an APIService, a Service and an EndpointSlice
 //! pointing at 127.0.0.1, as an add-on author would.
 
+use crate::harness::{eventually, Auth, SendExt, TestCluster};
 use std::time::Duration;
 
 use crate::addon::{free_port, manifests, start_addon, NODE};
-use crate::harness::{eventually, Auth, TestCluster};
 
 pub(crate) const AGGREGATED: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json";
 
 /// The freshness of `metrics.k8s.io/v1beta1` in aggregated discovery, and
 /// the names of its resources.
 async fn aggregated_metrics(client: &reqwest::Client, url: &str) -> Option<(String, Vec<String>)> {
-    let resp = client
-        .get(url)
-        .header("Accept", AGGREGATED)
-        .send()
-        .await
-        .expect("discovery");
+    let resp = client.get(url).header("Accept", AGGREGATED).sent().await;
     assert_eq!(
         resp.headers()["content-type"],
         "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
@@ -158,12 +153,8 @@ async fn external_metrics_server_through_the_aggregator() {
     // Its OpenAPI document, proxied from the add-on.
     let doc: serde_json::Value = admin
         .get(tc.url("/openapi/v3/apis/metrics.k8s.io/v1beta1"))
-        .send()
-        .await
-        .expect("openapi")
-        .json()
-        .await
-        .expect("json");
+        .fetch_json()
+        .await;
     assert!(
         doc["components"]["schemas"]["io.k8s.metrics.pkg.apis.metrics.v1beta1.NodeMetrics"]
             .is_object(),
@@ -173,17 +164,15 @@ async fn external_metrics_server_through_the_aggregator() {
     let resp = admin
         .get(tc.url("/apis"))
         .header("Accept", AGGREGATED)
-        .send()
-        .await
-        .expect("discovery");
+        .sent()
+        .await;
     let etag = resp.headers()["etag"].clone();
     let resp = admin
         .get(tc.url("/apis"))
         .header("Accept", AGGREGATED)
         .header("If-None-Match", etag)
-        .send()
-        .await
-        .expect("discovery");
+        .sent()
+        .await;
     assert_eq!(resp.status().as_u16(), 304);
     // The add-on saw the caller's identity.
     let log = std::fs::read_to_string(&addon.log).expect("log");
@@ -200,9 +189,8 @@ async fn external_metrics_server_through_the_aggregator() {
         ))
         .header("X-Remote-User", "mallory")
         .header("X-Remote-Group", "system:masters")
-        .send()
-        .await
-        .expect("direct request");
+        .sent()
+        .await;
     assert_eq!(resp.status().as_u16(), 401);
 
     // Authorization, at both ends. bob may not read metrics: the aggregator
@@ -231,7 +219,7 @@ async fn external_metrics_server_through_the_aggregator() {
         .header("X-Remote-User", "bob")
         .header("X-Remote-Group", "system:authenticated")
     };
-    let resp = as_bob(&proxy).send().await.expect("direct request");
+    let resp = as_bob(&proxy).sent().await;
     assert_eq!(resp.status().as_u16(), 403);
     // A bearer token at the add-on is checked with a TokenReview: its own
     // token names the ServiceAccount, which may not read metrics either.
@@ -243,9 +231,8 @@ async fn external_metrics_server_through_the_aggregator() {
             "https://127.0.0.1:{port}/apis/metrics.k8s.io/v1beta1/nodes"
         ))
         .bearer_auth(token.trim())
-        .send()
-        .await
-        .expect("direct request");
+        .sent()
+        .await;
     assert_eq!(resp.status().as_u16(), 403);
     let body = resp.text().await.expect("body");
     assert!(
@@ -276,7 +263,7 @@ async fn external_metrics_server_through_the_aggregator() {
     })
     .await;
     assert!(ok, "bob still cannot read metrics with view");
-    let resp = as_bob(&proxy).send().await.expect("direct request");
+    let resp = as_bob(&proxy).sent().await;
     assert_eq!(resp.status().as_u16(), 200);
 
     // Stop the add-on: unavailable, 503, discovery and core keep working.
@@ -289,9 +276,8 @@ async fn external_metrics_server_through_the_aggregator() {
     assert!(ok, "still available: {}", apiservice_line(&tc).await);
     let resp = admin
         .get(tc.url("/apis/metrics.k8s.io/v1beta1/nodes"))
-        .send()
-        .await
-        .expect("request");
+        .sent()
+        .await;
     assert_eq!(resp.status().as_u16(), 503);
     let (freshness, names) = aggregated_metrics(&admin, &tc.url("/apis"))
         .await
@@ -326,9 +312,8 @@ async fn external_metrics_server_through_the_aggregator() {
     let ok = eventually(Duration::from_secs(10), || async {
         let resp = admin
             .get(tc.url("/apis/metrics.k8s.io/v1beta1/nodes"))
-            .send()
-            .await
-            .expect("request");
+            .sent()
+            .await;
         resp.status().as_u16() == 404
     })
     .await;
@@ -730,9 +715,8 @@ spec:
     let ok = eventually(Duration::from_secs(30), || async {
         let resp = admin
             .get(tc.url("/apis/discovery.k8s.io/v1/endpointslices"))
-            .send()
-            .await
-            .expect("request");
+            .sent()
+            .await;
         resp.status().as_u16() == 503
     })
     .await;

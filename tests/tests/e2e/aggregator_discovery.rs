@@ -2,10 +2,10 @@
 //! to the tiers while nothing changes, cached groups while a tier is down)
 //! and a remote legacy `v1.` APIService taking the `/api` tree.
 
+use crate::harness::{eventually, Auth, SendExt, TestCluster};
 use std::time::Duration;
 
 use crate::aggregator::AGGREGATED;
-use crate::harness::{eventually, Auth, TestCluster};
 
 /// Merged discovery comes from the aggregator's caches: the same document
 /// (same ETag, 304 on `If-None-Match`) while nothing changes, and still
@@ -63,14 +63,7 @@ async fn discovery_is_served_from_memory() {
         "{apps}"
     );
     assert_eq!(apps["versions"][0]["freshness"], "Current", "{apps}");
-    let legacy: serde_json::Value = admin
-        .get(&url)
-        .send()
-        .await
-        .expect("legacy discovery")
-        .json()
-        .await
-        .expect("json");
+    let legacy: serde_json::Value = admin.get(&url).fetch_json().await;
     assert!(legacy["groups"]
         .as_array()
         .is_some_and(|g| g.iter().any(|g| g["name"] == "apps")));
@@ -106,19 +99,12 @@ async fn a_remote_legacy_v1_apiservice_takes_the_api_tree() {
     let tc = TestCluster::start().await;
     let admin = tc.http(Auth::AdminCert);
     let url = tc.url("/apis/apiregistration.k8s.io/v1/apiservices/v1.");
-    let mut obj: serde_json::Value = admin
-        .get(&url)
-        .send()
-        .await
-        .expect("get v1.")
-        .json()
-        .await
-        .expect("json");
+    let mut obj: serde_json::Value = admin.get(&url).fetch_json().await;
     obj["metadata"]["labels"] = serde_json::json!({});
     obj["spec"]["service"] =
         serde_json::json!({"namespace": "default", "name": "no-such-service", "port": 443});
     obj["spec"]["insecureSkipTLSVerify"] = serde_json::json!(true);
-    let r = admin.put(&url).json(&obj).send().await.expect("put v1.");
+    let r = admin.put(&url).json(&obj).sent().await;
     assert_eq!(r.status(), 200, "{}", r.text().await.unwrap_or_default());
 
     let status = |path: &'static str| {
@@ -145,7 +131,7 @@ async fn a_remote_legacy_v1_apiservice_takes_the_api_tree() {
         .await;
     assert!(line.contains("default/no-such-service"), "{line}");
 
-    let r = admin.delete(&url).send().await.expect("delete v1.");
+    let r = admin.delete(&url).sent().await;
     assert_eq!(r.status(), 200);
     let restored = eventually(Duration::from_secs(20), || async {
         status("/api/v1/namespaces").await == 200

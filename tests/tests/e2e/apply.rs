@@ -3,10 +3,10 @@
 //! removal of fields dropped from the file), `--show-managed-fields`, and
 //! kube-rs `Patch::Apply`, on built-in kinds and custom resources.
 
+use crate::harness::{expect_status, Auth, SendExt, TestCluster};
 use serde_json::{json, Value};
 
 use crate::crds::{create_json, wait_established};
-use crate::harness::{expect_status, Auth, TestCluster};
 
 fn deployment(replicas: u32, labels: &str) -> String {
     format!(
@@ -261,9 +261,8 @@ async fn apply_from_kube_rs_and_to_custom_resources() {
         .patch(c.url("/api/v1/namespaces/default/configmaps/settings"))
         .header("Content-Type", "application/apply-patch+yaml")
         .body("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n")
-        .send()
-        .await
-        .expect("patch");
+        .sent()
+        .await;
     let st = expect_status(resp, 422, "Invalid").await;
     assert_eq!(
         st["message"],
@@ -275,9 +274,8 @@ async fn apply_from_kube_rs_and_to_custom_resources() {
         .patch(c.url("/api/v1/namespaces/default/configmaps/settings?fieldManager=m"))
         .header("Content-Type", "application/apply-patch+yaml")
         .body("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n")
-        .send()
-        .await
-        .expect("patch");
+        .sent()
+        .await;
     expect_status(resp, 400, "BadRequest").await;
     // A dry run changes nothing.
     let resp = c
@@ -285,9 +283,8 @@ async fn apply_from_kube_rs_and_to_custom_resources() {
         .patch(c.url("/api/v1/namespaces/default/configmaps/dry?fieldManager=m&dryRun=All"))
         .header("Content-Type", "application/apply-patch+yaml")
         .body("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dry\ndata:\n  k: v\n")
-        .send()
-        .await
-        .expect("patch");
+        .sent()
+        .await;
     assert_eq!(resp.status().as_u16(), 201);
     assert!(cms.get_opt("dry").await.expect("get").is_none());
 

@@ -5,13 +5,13 @@
 //! policy's levels and omitted stages hold; the webhook backend POSTs
 //! `EventList`s to a server named by a kubeconfig.
 
+use crate::harness::{eventually, Auth, SendExt, TestCluster};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::harness::{eventually, Auth, TestCluster};
 use crate::review_server;
 
 const POLICY: &str = r#"apiVersion: audit.k8s.io/v1
@@ -181,9 +181,8 @@ async fn one_request_is_audited_under_one_id_by_every_tier_that_handled_it() {
     let resp = http
         .get(c.url("/apis/nothere.example.com/v1/things"))
         .header("Audit-Id", "client-chosen-id")
-        .send()
-        .await
-        .expect("GET");
+        .sent()
+        .await;
     assert_eq!(resp.status().as_u16(), 404);
     assert_eq!(resp.headers()["audit-id"], "client-chosen-id");
     assert!(
@@ -214,9 +213,8 @@ async fn one_request_is_audited_under_one_id_by_every_tier_that_handled_it() {
     let resp = http
         .get(c.url("/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=1"))
         .header("Audit-Id", "a-watch")
-        .send()
-        .await
-        .expect("watch");
+        .sent()
+        .await;
     assert_eq!(resp.status().as_u16(), 200);
     let _ = resp.bytes().await;
     assert!(
@@ -235,9 +233,8 @@ async fn one_request_is_audited_under_one_id_by_every_tier_that_handled_it() {
         .get(c.url("/api/v1/namespaces"))
         .header("Authorization", "Bearer not-a-token")
         .header("Audit-Id", "bad-token")
-        .send()
-        .await
-        .expect("GET");
+        .sent()
+        .await;
     assert_eq!(resp.status().as_u16(), 401);
     let recs = records(&log("aggregator"));
     let bad = with_id(&recs, "bad-token");

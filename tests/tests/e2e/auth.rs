@@ -1,6 +1,6 @@
 //! Authentication at the front door and identity across tiers.
 
-use crate::harness::{expect_status, Auth, TestCluster};
+use crate::harness::{expect_status, Auth, SendExt, TestCluster};
 
 async fn whoami(
     http: &reqwest::Client,
@@ -16,7 +16,7 @@ async fn whoami(
     for (k, v) in extra_headers {
         req = req.header(*k, *v);
     }
-    req.send().await.expect("whoami")
+    req.sent().await
 }
 
 async fn user_of(resp: reqwest::Response) -> serde_json::Value {
@@ -34,30 +34,13 @@ async fn credentials_and_forged_identity_headers() {
     // No credentials: 401 Status; health stays reachable anonymously.
     let anon = c.http(Auth::None);
     expect_status(
-        anon.get(c.url("/api/v1/namespaces"))
-            .send()
-            .await
-            .expect("get"),
+        anon.get(c.url("/api/v1/namespaces")).sent().await,
         401,
         "Unauthorized",
     )
     .await;
-    assert_eq!(
-        anon.get(c.url("/readyz"))
-            .send()
-            .await
-            .expect("readyz")
-            .status(),
-        200
-    );
-    assert_eq!(
-        anon.get(c.url("/livez"))
-            .send()
-            .await
-            .expect("livez")
-            .status(),
-        200
-    );
+    assert_eq!(anon.get(c.url("/readyz")).sent().await.status(), 200);
+    assert_eq!(anon.get(c.url("/livez")).sent().await.status(), 200);
     let bad_token = reqwest::Client::builder()
         .add_root_certificate(
             reqwest::Certificate::from_pem(&std::fs::read(&c.cluster.pki().ca_cert).expect("ca"))
@@ -69,9 +52,8 @@ async fn credentials_and_forged_identity_headers() {
         bad_token
             .get(c.url("/readyz"))
             .bearer_auth("wrong")
-            .send()
-            .await
-            .expect("get"),
+            .sent()
+            .await,
         401,
         "Unauthorized",
     )
@@ -128,9 +110,8 @@ async fn credentials_and_forged_identity_headers() {
     expect_status(
         c.http(Auth::FrontProxyCert)
             .get(c.url("/api/v1/namespaces"))
-            .send()
-            .await
-            .expect("get"),
+            .sent()
+            .await,
         401,
         "Unauthorized",
     )
@@ -146,9 +127,7 @@ async fn token_request_issues_a_token_the_authenticator_accepts() {
     let r = admin
         .post(c.url("/api/v1/namespaces/default/serviceaccounts"))
         .json(&serde_json::json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "robot"}}))
-        .send()
-        .await
-        .expect("create sa");
+        .sent().await;
     assert_eq!(r.status(), 201);
     let r = admin
         .post(c.url("/api/v1/namespaces/default/serviceaccounts/robot/token"))
@@ -156,9 +135,8 @@ async fn token_request_issues_a_token_the_authenticator_accepts() {
             &serde_json::json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
             "spec": {"expirationSeconds": 3600}}),
         )
-        .send()
-        .await
-        .expect("token");
+        .sent()
+        .await;
     assert_eq!(r.status(), 201);
     let tr: serde_json::Value = r.json().await.expect("json");
     assert_eq!(tr["kind"], "TokenRequest");
@@ -177,9 +155,7 @@ async fn token_request_issues_a_token_the_authenticator_accepts() {
         .post(c.url("/apis/authentication.k8s.io/v1/selfsubjectreviews"))
         .bearer_auth(&token)
         .json(&serde_json::json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}))
-        .send()
-        .await
-        .expect("whoami");
+        .sent().await;
     let code = r.status();
     let v: serde_json::Value = r.json().await.expect("json");
     assert_eq!(code, 201, "{v}");
@@ -200,9 +176,8 @@ async fn token_request_issues_a_token_the_authenticator_accepts() {
         .http(crate::harness::Auth::None)
         .get(c.url("/api/v1/namespaces/default/pods"))
         .bearer_auth(&bad)
-        .send()
-        .await
-        .expect("get");
+        .sent()
+        .await;
     assert_eq!(r.status(), 401);
     let r = admin
         .post(c.url("/api/v1/namespaces/default/serviceaccounts/robot/token"))
@@ -210,9 +185,8 @@ async fn token_request_issues_a_token_the_authenticator_accepts() {
             &serde_json::json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
             "spec": {"expirationSeconds": 60}}),
         )
-        .send()
-        .await
-        .expect("token");
+        .sent()
+        .await;
     let v = crate::harness::expect_status(r, 422, "Invalid").await;
     assert_eq!(
         v["details"]["causes"][0]["field"], "spec.expirationSeconds",

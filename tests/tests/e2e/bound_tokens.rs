@@ -3,18 +3,16 @@
 //! it is deleted, as upstream's service account authenticator validates
 //! them; so do tokens of a deleted service account.
 
+use crate::harness::{expect_status, Auth, SendExt, TestCluster};
 use serde_json::{json, Value};
-
-use crate::harness::{expect_status, Auth, TestCluster};
 
 async fn create(c: &TestCluster, path: &str, body: Value) -> Value {
     let r = c
         .http(Auth::AdminCert)
         .post(c.url(path))
         .json(&body)
-        .send()
-        .await
-        .expect("create");
+        .sent()
+        .await;
     let code = r.status().as_u16();
     let v: Value = r.json().await.expect("json");
     assert_eq!(code, 201, "{v}");
@@ -31,9 +29,7 @@ async fn token_request(c: &TestCluster, sa: &str, bound: Option<Value>) -> reqwe
             "/api/v1/namespaces/default/serviceaccounts/{sa}/token"
         )))
         .json(&json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": spec}))
-        .send()
-        .await
-        .expect("token request")
+        .sent().await
 }
 
 async fn token(c: &TestCluster, sa: &str, bound: Option<Value>) -> (String, Value) {
@@ -51,9 +47,8 @@ async fn use_token(c: &TestCluster, token: &str) -> (u16, Value) {
         .post(c.url("/apis/authentication.k8s.io/v1/selfsubjectreviews"))
         .bearer_auth(token)
         .json(&json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}))
-        .send()
-        .await
-        .expect("whoami");
+        .sent()
+        .await;
     let code = r.status().as_u16();
     (code, r.json().await.expect("json"))
 }
@@ -82,9 +77,8 @@ async fn delete_now(c: &TestCluster, path: &str) {
         .http(Auth::AdminCert)
         .delete(c.url(path))
         .json(&json!({"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0}))
-        .send()
-        .await
-        .expect("delete");
+        .sent()
+        .await;
     assert!(r.status().is_success(), "{}", r.status());
 }
 
@@ -174,9 +168,8 @@ async fn bound_tokens_die_with_their_objects() {
             &json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
             "spec": {"token": pod_token}}),
         )
-        .send()
-        .await
-        .expect("review");
+        .sent()
+        .await;
     let review: Value = review.json().await.expect("json");
     assert_ne!(review["status"]["authenticated"], true, "{review}");
     assert!(
@@ -242,9 +235,8 @@ async fn tokens_are_valid_only_for_their_audiences() {
             &json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
             "spec": {"audiences": ["vault"], "expirationSeconds": 3600}}),
         )
-        .send()
-        .await
-        .expect("token request");
+        .sent()
+        .await;
     let vault: Value = r.json().await.expect("json");
     let vault_token = vault["status"]["token"]
         .as_str()

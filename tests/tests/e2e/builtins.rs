@@ -1,7 +1,7 @@
 //! The built-in API surface as kubectl sees it: api-resources, defaults in
 //! `-o yaml`, validation errors and Table columns.
 
-use crate::harness::TestCluster;
+use crate::harness::{SendExt, TestCluster};
 
 /// `kubectl api-resources` rows (name, short names, apiVersion, namespaced,
 /// kind) the chain serves, as upstream v1.36 lists its default set, plus the
@@ -713,21 +713,12 @@ async fn a_node_created_with_its_status_keeps_it() {
                          "operatingSystem": "linux", "architecture": "amd64"}
         }
     });
-    let resp = http
-        .post(c.url("/api/v1/nodes"))
-        .json(&node)
-        .send()
-        .await
-        .expect("create");
+    let resp = http.post(c.url("/api/v1/nodes")).json(&node).sent().await;
     assert_eq!(resp.status().as_u16(), 201);
     let got: serde_json::Value = http
         .get(c.url("/api/v1/nodes/registered"))
-        .send()
-        .await
-        .expect("get")
-        .json()
-        .await
-        .expect("json");
+        .fetch_json()
+        .await;
     assert_eq!(got["status"]["conditions"][0]["type"], "Ready");
     assert_eq!(got["status"]["capacity"]["pods"], "110");
     assert_eq!(got["status"]["nodeInfo"]["kubeletVersion"], "v1.36.2");
@@ -743,12 +734,8 @@ async fn a_node_created_with_its_status_keeps_it() {
     let created: serde_json::Value = http
         .post(c.url("/api/v1/namespaces/default/services"))
         .json(&svc)
-        .send()
-        .await
-        .expect("create")
-        .json()
-        .await
-        .expect("json");
+        .fetch_json()
+        .await;
     assert!(
         created["status"]["loadBalancer"].get("ingress").is_none(),
         "{created}"

@@ -2,7 +2,7 @@
 //! subresources (scale, binding, eviction, approval, kubelet ones).
 
 use crate::builtins::DEPLOYMENT;
-use crate::harness::TestCluster;
+use crate::harness::{SendExt, TestCluster};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn explain_and_field_validation_use_the_openapi_documents() {
@@ -98,20 +98,13 @@ async fn explain_and_field_validation_use_the_openapi_documents() {
 
     // /openapi/v3 lists group versions with hashes; the hashed URL is immutable.
     let http = c.http(crate::harness::Auth::AdminCert);
-    let root: serde_json::Value = http
-        .get(c.url("/openapi/v3"))
-        .send()
-        .await
-        .expect("get")
-        .json()
-        .await
-        .expect("json");
+    let root: serde_json::Value = http.get(c.url("/openapi/v3")).fetch_json().await;
     let url = root["paths"]["apis/apps/v1"]["serverRelativeURL"]
         .as_str()
         .expect("apps/v1 listed")
         .to_string();
     assert!(root["paths"]["api/v1"].is_object(), "{root}");
-    let r = http.get(c.url(&url)).send().await.expect("get");
+    let r = http.get(c.url(&url)).sent().await;
     assert_eq!(r.status(), 200);
     assert_eq!(r.headers()["cache-control"], "public, immutable");
 }
@@ -154,12 +147,8 @@ async fn kubectl_scale_uses_the_scale_subresource() {
     let http = c.http(crate::harness::Auth::AdminCert);
     let s: serde_json::Value = http
         .get(c.url("/apis/apps/v1/namespaces/default/deployments/web/scale"))
-        .send()
-        .await
-        .expect("get")
-        .json()
-        .await
-        .expect("json");
+        .fetch_json()
+        .await;
     assert_eq!(s["kind"], "Scale");
     assert_eq!(s["apiVersion"], "autoscaling/v1");
     assert_eq!(s["spec"]["replicas"], 5);
@@ -169,20 +158,12 @@ async fn kubectl_scale_uses_the_scale_subresource() {
         .patch(c.url("/apis/apps/v1/namespaces/default/deployments/web/scale"))
         .header("Content-Type", "application/merge-patch+json")
         .body(r#"{"spec":{"replicas":-1}}"#)
-        .send()
-        .await
-        .expect("patch");
+        .sent()
+        .await;
     let v = crate::harness::expect_status(r, 422, "Invalid").await;
     assert_eq!(v["details"]["causes"][0]["field"], "spec.replicas", "{v}");
     // Discovery names the subresource's kind.
-    let list: serde_json::Value = http
-        .get(c.url("/apis/apps/v1"))
-        .send()
-        .await
-        .expect("get")
-        .json()
-        .await
-        .expect("json");
+    let list: serde_json::Value = http.get(c.url("/apis/apps/v1")).fetch_json().await;
     let scale = list["resources"]
         .as_array()
         .and_then(|a| a.iter().find(|r| r["name"] == "deployments/scale"))
@@ -205,9 +186,8 @@ async fn binding_eviction_approval_and_kubelet_subresources() {
         let r = http
             .post(c.url("/api/v1/namespaces/default/pods"))
             .json(&pod(n))
-            .send()
-            .await
-            .expect("create");
+            .sent()
+            .await;
         assert_eq!(r.status(), 201);
     }
     // pods/binding, as kube-scheduler binds.
@@ -216,9 +196,8 @@ async fn binding_eviction_approval_and_kubelet_subresources() {
     let r = http
         .post(c.url("/api/v1/namespaces/default/pods/a/binding"))
         .json(&binding)
-        .send()
-        .await
-        .expect("bind");
+        .sent()
+        .await;
     assert_eq!(r.status(), 201, "{}", r.text().await.unwrap_or_default());
     let node = c
         .kubectl_ok(&[
@@ -234,9 +213,8 @@ async fn binding_eviction_approval_and_kubelet_subresources() {
     let r = http
         .post(c.url("/api/v1/namespaces/default/pods/a/binding"))
         .json(&binding)
-        .send()
-        .await
-        .expect("bind");
+        .sent()
+        .await;
     let v = crate::harness::expect_status(r, 409, "Conflict").await;
     assert!(
         v["message"]
@@ -250,9 +228,8 @@ async fn binding_eviction_approval_and_kubelet_subresources() {
         .post(c.url("/api/v1/namespaces/default/bindings"))
         .json(&serde_json::json!({"apiVersion": "v1", "kind": "Binding",
             "metadata": {"name": "b"}, "target": {"kind": "Node", "name": "node-2"}}))
-        .send()
-        .await
-        .expect("bind");
+        .sent()
+        .await;
     assert_eq!(r.status(), 201);
     assert_eq!(
         c.kubectl_ok(&["get", "pod", "b", "-o", "jsonpath={.spec.nodeName}"])
@@ -271,9 +248,8 @@ async fn binding_eviction_approval_and_kubelet_subresources() {
         .patch(c.url("/api/v1/namespaces/default/pods/b/status"))
         .header("Content-Type", "application/merge-patch+json")
         .body(r#"{"status":{"phase":"Running"}}"#)
-        .send()
-        .await
-        .expect("status");
+        .sent()
+        .await;
     assert_eq!(r.status(), 200);
     let pdb = r#"{"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "pdb", "namespace": "default"},
       "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "b"}}}}"#;
@@ -286,9 +262,8 @@ async fn binding_eviction_approval_and_kubelet_subresources() {
     let r = http
         .post(c.url("/api/v1/namespaces/default/pods/b/eviction"))
         .json(&evict)
-        .send()
-        .await
-        .expect("evict");
+        .sent()
+        .await;
     let v = crate::harness::expect_status(r, 429, "TooManyRequests").await;
     assert_eq!(
         v["message"], "Cannot evict pod as it would violate the pod's disruption budget.",
@@ -302,9 +277,7 @@ async fn binding_eviction_approval_and_kubelet_subresources() {
         .patch(c.url("/apis/policy/v1/namespaces/default/poddisruptionbudgets/pdb/status"))
         .header("Content-Type", "application/merge-patch+json")
         .body(r#"{"status":{"observedGeneration":1,"disruptionsAllowed":1,"currentHealthy":2,"desiredHealthy":1,"expectedPods":2}}"#)
-        .send()
-        .await
-        .expect("status");
+        .sent().await;
     assert_eq!(r.status(), 200);
 
     // pods/eviction deletes the pod (gracefully, as it is bound).
@@ -314,9 +287,8 @@ async fn binding_eviction_approval_and_kubelet_subresources() {
             &serde_json::json!({"apiVersion": "policy/v1", "kind": "Eviction",
             "metadata": {"name": "b"}, "deleteOptions": {"gracePeriodSeconds": 0}}),
         )
-        .send()
-        .await
-        .expect("evict");
+        .sent()
+        .await;
     assert_eq!(r.status(), 201, "{}", r.text().await.unwrap_or_default());
     let (ok, _, err) = c.kubectl(&["get", "pod", "b"]).await;
     assert!(!ok && err.contains("NotFound"), "{err}");
@@ -345,21 +317,16 @@ async fn binding_eviction_approval_and_kubelet_subresources() {
     // the same update as JSON.)
     let mut obj: serde_json::Value = http
         .get(c.url("/apis/certificates.k8s.io/v1/certificatesigningrequests/req"))
-        .send()
-        .await
-        .expect("get")
-        .json()
-        .await
-        .expect("json");
+        .fetch_json()
+        .await;
     obj["status"]["conditions"] = serde_json::json!([{"type": "Approved", "status": "True",
         "reason": "KubectlApprove", "message": "This CSR was approved by kubectl certificate approve."}]);
     obj["spec"]["signerName"] = serde_json::json!("ignored.example.com/changed");
     let r = http
         .put(c.url("/apis/certificates.k8s.io/v1/certificatesigningrequests/req/approval"))
         .json(&obj)
-        .send()
-        .await
-        .expect("approve");
+        .sent()
+        .await;
     assert_eq!(r.status(), 200, "{}", r.text().await.unwrap_or_default());
     let signer = c
         .kubectl_ok(&["get", "csr", "req", "-o", "jsonpath={.spec.signerName}"])
@@ -385,9 +352,8 @@ async fn duplicate_json_fields_under_strict_and_warn() {
         .post(format!("{url}?fieldValidation=Strict"))
         .header("content-type", "application/json")
         .body(body)
-        .send()
-        .await
-        .expect("strict create");
+        .sent()
+        .await;
     let status = crate::harness::expect_status(resp, 400, "BadRequest").await;
     assert_eq!(
         status["message"],
@@ -400,9 +366,8 @@ async fn duplicate_json_fields_under_strict_and_warn() {
         .post(&url)
         .header("content-type", "application/json")
         .body(body)
-        .send()
-        .await
-        .expect("warn create");
+        .sent()
+        .await;
     assert_eq!(resp.status().as_u16(), 201);
     let warnings: Vec<String> = resp
         .headers()

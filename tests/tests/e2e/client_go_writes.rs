@@ -8,12 +8,11 @@
 //! encoded with prost and the `k8s-pb` bindings of upstream's
 //! `generated.proto`, independently of our own encoder.
 
+use crate::harness::{expect_code, expect_json, expect_status, Auth, SendExt, TestCluster};
 use k8s_pb::api::core::v1 as core;
 use k8s_pb::apimachinery::pkg::apis::meta::v1 as meta;
 use prost::Message as _;
 use serde_json::{json, Value};
-
-use crate::harness::{expect_status, Auth, TestCluster};
 
 const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
 
@@ -52,7 +51,7 @@ fn release_secret(status: &str) -> core::Secret {
 }
 
 async fn get_json(http: &reqwest::Client, url: &str) -> (u16, Value) {
-    let resp = http.get(url).send().await.expect("get");
+    let resp = http.get(url).sent().await;
     let code = resp.status().as_u16();
     (code, resp.json().await.expect("json"))
 }
@@ -70,25 +69,15 @@ async fn helm_release_lifecycle_in_protobuf() {
         .header("content-type", PROTOBUF)
         .header("accept", "application/json")
         .body(envelope("v1", "Secret", &release_secret("pending-install")))
-        .send()
-        .await
-        .expect("create");
-    assert_eq!(
-        resp.status().as_u16(),
-        201,
-        "{}",
-        resp.text().await.unwrap_or_default()
-    );
-    let created: Value = resp.json().await.expect("created");
+        .sent()
+        .await;
+    let created = expect_json(resp, 201).await;
     let managers: Vec<&str> = created["metadata"]["managedFields"]
         .as_array()
         .map(|a| a.iter().filter_map(|e| e["manager"].as_str()).collect())
         .unwrap_or_default();
     assert_eq!(managers, ["unknown"], "{created}");
-    let created_rv = created["metadata"]["resourceVersion"]
-        .as_str()
-        .expect("rv")
-        .to_owned();
+    let created_rv = crate::harness::resource_version(&created);
 
     // Helm's status change: a protobuf PUT without resourceVersion.
     let resp = http
@@ -96,15 +85,9 @@ async fn helm_release_lifecycle_in_protobuf() {
         .header("content-type", PROTOBUF)
         .header("accept", "application/json")
         .body(envelope("v1", "Secret", &release_secret("deployed")))
-        .send()
-        .await
-        .expect("update");
-    assert_eq!(
-        resp.status().as_u16(),
-        200,
-        "{}",
-        resp.text().await.unwrap_or_default()
-    );
+        .sent()
+        .await;
+    expect_code(resp, 200).await;
     let (code, stored) = get_json(&http, &one).await;
     assert_eq!(code, 200);
     assert_eq!(stored["metadata"]["labels"]["status"], "deployed");
@@ -127,15 +110,9 @@ async fn helm_release_lifecycle_in_protobuf() {
             "type": "helm.sh/release.v1",
             "data": {"release": "c3VwZXJzZWRlZA=="}
         }))
-        .send()
-        .await
-        .expect("json update");
-    assert_eq!(
-        resp.status().as_u16(),
-        200,
-        "{}",
-        resp.text().await.unwrap_or_default()
-    );
+        .sent()
+        .await;
+    expect_code(resp, 200).await;
     let (_, stored) = get_json(&http, &one).await;
     assert_eq!(stored["metadata"]["labels"]["status"], "superseded");
 
@@ -148,9 +125,8 @@ async fn helm_release_lifecycle_in_protobuf() {
                          "resourceVersion": created_rv},
             "type": "helm.sh/release.v1",
         }))
-        .send()
-        .await
-        .expect("stale update");
+        .sent()
+        .await;
     expect_status(resp, 409, "Conflict").await;
 
     // `helm uninstall`: DELETE with a protobuf DeleteOptions body. A uid
@@ -173,9 +149,8 @@ async fn helm_release_lifecycle_in_protobuf() {
         .delete(&one)
         .header("content-type", PROTOBUF)
         .body(delete_body("00000000-0000-0000-0000-000000000000"))
-        .send()
-        .await
-        .expect("delete with a wrong uid");
+        .sent()
+        .await;
     expect_status(resp, 409, "Conflict").await;
     let uid = created["metadata"]["uid"].as_str().expect("uid");
     let resp = http
@@ -183,9 +158,8 @@ async fn helm_release_lifecycle_in_protobuf() {
         .header("content-type", PROTOBUF)
         .header("accept", PROTOBUF)
         .body(delete_body(uid))
-        .send()
-        .await
-        .expect("delete");
+        .sent()
+        .await;
     assert_eq!(resp.status().as_u16(), 200);
     assert_eq!(
         resp.headers()
@@ -199,16 +173,14 @@ async fn helm_release_lifecycle_in_protobuf() {
     // A malformed protobuf DeleteOptions is a 400 Status, not a crash.
     http.post(&secrets)
         .json(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "other"}}))
-        .send()
-        .await
-        .expect("create other");
+        .sent()
+        .await;
     let resp = http
         .delete(format!("{secrets}/other"))
         .header("content-type", PROTOBUF)
         .body(b"k8s\0\x0a\xff\xff".to_vec())
-        .send()
-        .await
-        .expect("bad delete");
+        .sent()
+        .await;
     expect_status(resp, 400, "BadRequest").await;
 }
 
@@ -278,15 +250,9 @@ async fn kubelet_and_scale_client_bodies_in_protobuf() {
         .header("content-type", PROTOBUF)
         .header("accept", "application/json")
         .body(envelope("storage.k8s.io/v1", "CSINode", &csinode))
-        .send()
-        .await
-        .expect("create csinode");
-    assert_eq!(
-        resp.status().as_u16(),
-        201,
-        "{}",
-        resp.text().await.unwrap_or_default()
-    );
+        .sent()
+        .await;
+    expect_code(resp, 201).await;
     let (_, stored) = get_json(
         &http,
         &c.url("/apis/storage.k8s.io/v1/csinodes/hollow-node-1"),
@@ -304,12 +270,7 @@ async fn kubelet_and_scale_client_bodies_in_protobuf() {
     ])
     .await;
     let scale_url = c.url("/apis/apps/v1/namespaces/default/deployments/web/scale");
-    let resp = http
-        .get(&scale_url)
-        .header("accept", PROTOBUF)
-        .send()
-        .await
-        .expect("get scale");
+    let resp = http.get(&scale_url).header("accept", PROTOBUF).sent().await;
     assert_eq!(resp.status().as_u16(), 200);
     let body = resp.bytes().await.expect("body");
     let rest = body
@@ -325,15 +286,9 @@ async fn kubelet_and_scale_client_bodies_in_protobuf() {
         .header("content-type", PROTOBUF)
         .header("accept", "application/json")
         .body(envelope("autoscaling/v1", "Scale", &scale))
-        .send()
-        .await
-        .expect("put scale");
-    assert_eq!(
-        resp.status().as_u16(),
-        200,
-        "{}",
-        resp.text().await.unwrap_or_default()
-    );
+        .sent()
+        .await;
+    expect_code(resp, 200).await;
     let (_, deployment) = get_json(
         &http,
         &c.url("/apis/apps/v1/namespaces/default/deployments/web"),
@@ -353,7 +308,7 @@ async fn kubelet_status_patches_merge_conditions_by_type() {
     let pods = c.url("/api/v1/namespaces/default/pods");
     let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
         "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "pause"}]}});
-    let resp = http.post(&pods).json(&pod).send().await.expect("create");
+    let resp = http.post(&pods).json(&pod).sent().await;
     assert_eq!(resp.status(), 201);
     let t = "2026-12-04T17:55:32Z";
     let cond = |ty: &str, status: &str| json!({"type": ty, "status": status, "lastProbeTime": null, "lastTransitionTime": t});
@@ -371,9 +326,8 @@ async fn kubelet_status_patches_merge_conditions_by_type() {
         .patch(&status_url)
         .header("content-type", smp)
         .body(first.to_string())
-        .send()
-        .await
-        .expect("patch");
+        .sent()
+        .await;
     assert_eq!(resp.status(), 200);
     let order: Vec<Value> = types.iter().map(|ty| json!({"type": ty})).collect();
     let second = json!({"status": {"$setElementOrder/conditions": order,
@@ -382,9 +336,8 @@ async fn kubelet_status_patches_merge_conditions_by_type() {
         .patch(&status_url)
         .header("content-type", smp)
         .body(second.to_string())
-        .send()
-        .await
-        .expect("patch");
+        .sent()
+        .await;
     assert_eq!(resp.status(), 200);
     let (_, got) = get_json(&http, &format!("{pods}/p")).await;
     let conds = got["status"]["conditions"]
@@ -411,9 +364,8 @@ async fn concurrent_patches_without_resource_version_all_apply() {
     let resp = http
         .post(&url)
         .json(&json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "shared"}}))
-        .send()
-        .await
-        .expect("create");
+        .sent()
+        .await;
     assert_eq!(resp.status(), 201);
     let patches = (0..24).map(|i| {
         let http = http.clone();
@@ -424,9 +376,8 @@ async fn concurrent_patches_without_resource_version_all_apply() {
                 .patch(&url)
                 .header("content-type", "application/strategic-merge-patch+json")
                 .body(body.to_string())
-                .send()
-                .await
-                .expect("patch");
+                .sent()
+                .await;
             resp.status().as_u16()
         }
     });

@@ -2,14 +2,13 @@
 //! after the header timeout (upstream's `ReadHeaderTimeout`, 32 s), and do
 //! not keep other clients from being served meanwhile.
 
+use crate::harness::{Auth, SendExt, TestCluster};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, ServerName};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-use crate::harness::{Auth, TestCluster};
 
 /// A TLS connection to the aggregator, trusting the cluster CA.
 async fn connect(c: &TestCluster) -> tokio_rustls::client::TlsStream<tokio::net::TcpStream> {
@@ -77,9 +76,8 @@ async fn idle_and_slowloris_connections_are_closed() {
             let r = c
                 .http(Auth::AdminCert)
                 .get(c.url("/api/v1/namespaces"))
-                .send()
-                .await
-                .expect("list namespaces");
+                .sent()
+                .await;
             assert_eq!(r.status(), 200);
         }
     );

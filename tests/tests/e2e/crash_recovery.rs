@@ -11,6 +11,7 @@
 //! `KILL_TEST_ROUNDS=n` repeats the whole sequence n times on one cluster
 //! (the README's figures come from `KILL_TEST_ROUNDS=10`).
 
+use crate::harness::{eventually, expect_code, Auth, SendExt, TestCluster};
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -19,7 +20,6 @@ use std::time::{Duration, Instant};
 use deploy::Tier;
 use serde_json::{json, Value};
 
-use crate::harness::{eventually, Auth, TestCluster};
 use crate::resilient_client::{create_retrying, watch_resuming, Resumed, Retry};
 
 const CM_PATH: &str = "/api/v1/namespaces/default/configmaps";
@@ -163,18 +163,8 @@ fn spawn_watcher(
 }
 
 async fn list_rv(http: &reqwest::Client, url: &str) -> String {
-    let list: Value = http
-        .get(url)
-        .send()
-        .await
-        .expect("list")
-        .json()
-        .await
-        .expect("json");
-    list["metadata"]["resourceVersion"]
-        .as_str()
-        .expect("rv")
-        .to_string()
+    let list: Value = http.get(url).fetch_json().await;
+    crate::harness::resource_version(&list)
 }
 
 /// SIGKILLs `victim`, leaves it down for a moment, restarts it.
@@ -194,12 +184,7 @@ async fn crash_and_restart(c: &mut TestCluster, victim: Option<Tier>, http: &req
             // client's own timeout, and every tier's /readyz names etcd.
             let url = c.url(&format!("{CM_PATH}?resourceVersion="));
             let started = Instant::now();
-            let r = http
-                .get(&url)
-                .timeout(Duration::from_secs(30))
-                .send()
-                .await
-                .expect("a read with etcd down is answered");
+            let r = http.get(&url).timeout(Duration::from_secs(30)).sent().await;
             let code = r.status().as_u16();
             let v: Value = r.json().await.expect("a Status body");
             assert!((500..600).contains(&code), "etcd down, got {code}: {v}");
@@ -250,14 +235,7 @@ async fn crash_and_restart(c: &mut TestCluster, victim: Option<Tier>, http: &req
 /// Checks one kind's record against what is stored; returns
 /// (acknowledged, lost, duplicated, missed, out of order).
 async fn verify(http: &reqwest::Client, base: &str, kind: Kind, rec: &Record) -> [usize; 5] {
-    let list: Value = http
-        .get(format!("{base}{}", kind.path))
-        .send()
-        .await
-        .expect("list")
-        .json()
-        .await
-        .expect("json");
+    let list: Value = http.get(format!("{base}{}", kind.path)).fetch_json().await;
     let stored: std::collections::BTreeMap<String, String> = list["items"]
         .as_array()
         .expect("items")
@@ -351,15 +329,9 @@ async fn crashes_of_every_process_lose_no_acknowledged_write_or_event() {
     let r = http
         .post(c.url("/apis/apiextensions.k8s.io/v1/customresourcedefinitions"))
         .json(&crd)
-        .send()
-        .await
-        .expect("create the CRD");
-    assert_eq!(
-        r.status().as_u16(),
-        201,
-        "{}",
-        r.text().await.unwrap_or_default()
-    );
+        .sent()
+        .await;
+    expect_code(r, 201).await;
     let served = eventually(Duration::from_secs(30), || async {
         http.get(c.url(WIDGET_PATH))
             .send()

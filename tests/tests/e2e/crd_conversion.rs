@@ -2,13 +2,13 @@
 //! trusted through the CRD's `caBundle`); objects written as v1 read as v2
 //! and back, and are stored in the storage version.
 
+use crate::harness::{expect_code, expect_json, Auth, SendExt, TestCluster};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use base64::Engine;
 use serde_json::{json, Value};
 
-use crate::harness::{Auth, TestCluster};
 use crate::review_server;
 
 /// v1 has `spec.name`; v2 has `spec.fullName`.
@@ -98,23 +98,9 @@ async fn webhook_conversion_between_v1_and_v2() {
     let r = http
         .post(base("v1"))
         .json(&json!({"apiVersion": "conv.example.com/v1", "kind": "Person", "metadata": {"name": "ada"}, "spec": {"name": "Ada Lovelace"}}))
-        .send()
-        .await
-        .expect("post");
-    assert_eq!(
-        r.status().as_u16(),
-        201,
-        "{}",
-        r.text().await.unwrap_or_default()
-    );
-    let v2: Value = http
-        .get(format!("{}/ada", base("v2")))
-        .send()
-        .await
-        .expect("get")
-        .json()
-        .await
-        .expect("json");
+        .sent().await;
+    expect_code(r, 201).await;
+    let v2: Value = http.get(format!("{}/ada", base("v2"))).fetch_json().await;
     assert_eq!(v2["apiVersion"], "conv.example.com/v2", "{v2}");
     assert_eq!(v2["spec"], json!({"fullName": "Ada Lovelace"}), "{v2}");
 
@@ -122,26 +108,11 @@ async fn webhook_conversion_between_v1_and_v2() {
     let r = http
         .post(base("v2"))
         .json(&json!({"apiVersion": "conv.example.com/v2", "kind": "Person", "metadata": {"name": "grace"}, "spec": {"fullName": "Grace Hopper"}}))
-        .send()
-        .await
-        .expect("post");
-    assert_eq!(
-        r.status().as_u16(),
-        201,
-        "{}",
-        r.text().await.unwrap_or_default()
-    );
-    let created: Value = r.json().await.expect("json");
+        .sent().await;
+    let created = expect_json(r, 201).await;
     assert_eq!(created["apiVersion"], "conv.example.com/v2");
     assert_eq!(created["spec"], json!({"fullName": "Grace Hopper"}));
-    let v1: Value = http
-        .get(format!("{}/grace", base("v1")))
-        .send()
-        .await
-        .expect("get")
-        .json()
-        .await
-        .expect("json");
+    let v1: Value = http.get(format!("{}/grace", base("v1"))).fetch_json().await;
     assert_eq!(v1["spec"], json!({"name": "Grace Hopper"}), "{v1}");
 
     // Lists and kubectl in either version; a LIST converts all its objects
@@ -150,20 +121,11 @@ async fn webhook_conversion_between_v1_and_v2() {
         let r = http
             .post(base("v1"))
             .json(&json!({"apiVersion": "conv.example.com/v1", "kind": "Person", "metadata": {"name": n}, "spec": {"name": n}}))
-            .send()
-            .await
-            .expect("post");
+            .sent().await;
         assert_eq!(r.status().as_u16(), 201);
     }
     let before = calls.load(Ordering::SeqCst);
-    let list: Value = http
-        .get(base("v2"))
-        .send()
-        .await
-        .expect("list")
-        .json()
-        .await
-        .expect("json");
+    let list: Value = http.get(base("v2")).fetch_json().await;
     let names: Vec<&str> = list["items"]
         .as_array()
         .expect("items")
@@ -190,23 +152,10 @@ async fn webhook_conversion_between_v1_and_v2() {
         .patch(format!("{}/ada", base("v2")))
         .header("content-type", "application/merge-patch+json")
         .body(r#"{"spec":{"fullName":"Augusta Ada King"}}"#)
-        .send()
-        .await
-        .expect("patch");
-    assert_eq!(
-        r.status().as_u16(),
-        200,
-        "{}",
-        r.text().await.unwrap_or_default()
-    );
-    let v1: Value = http
-        .get(format!("{}/ada", base("v1")))
-        .send()
-        .await
-        .expect("get")
-        .json()
-        .await
-        .expect("json");
+        .sent()
+        .await;
+    expect_code(r, 200).await;
+    let v1: Value = http.get(format!("{}/ada", base("v1"))).fetch_json().await;
     assert_eq!(v1["spec"], json!({"name": "Augusta Ada King"}), "{v1}");
     assert!(
         calls.load(Ordering::SeqCst) >= 4,

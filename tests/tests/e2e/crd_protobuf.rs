@@ -4,6 +4,7 @@
 //! `k8s-pb` bindings, independently of our encoder), read back in
 //! protobuf and in JSON with the whole schema intact, and served.
 
+use crate::harness::{Auth, SendExt, TestCluster};
 use std::collections::BTreeMap;
 
 use k8s_pb::apiextensions_apiserver::pkg::apis::apiextensions::v1 as ext;
@@ -13,7 +14,6 @@ use prost::Message as _;
 use serde_json::{json, Value};
 
 use crate::crds::wait_established;
-use crate::harness::{Auth, TestCluster};
 
 const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
 const API_VERSION: &str = "apiextensions.k8s.io/v1";
@@ -212,9 +212,8 @@ async fn crd_created_in_protobuf_round_trips() {
         .header("content-type", PROTOBUF)
         .header("accept", "application/json")
         .body(envelope("CustomResourceDefinition", &gadget_crd()))
-        .send()
-        .await
-        .expect("create");
+        .sent()
+        .await;
     let code = resp.status().as_u16();
     let created: Value = resp.json().await.expect("json");
     assert_eq!(code, 201, "{created}");
@@ -226,12 +225,7 @@ async fn crd_created_in_protobuf_round_trips() {
     wait_established(&c, "gadgets.pb.example.com").await;
 
     // Read back in protobuf.
-    let resp = http
-        .get(&one)
-        .header("accept", PROTOBUF)
-        .send()
-        .await
-        .expect("get protobuf");
+    let resp = http.get(&one).header("accept", PROTOBUF).sent().await;
     assert_eq!(resp.status().as_u16(), 200);
     assert_eq!(
         resp.headers()
@@ -254,14 +248,7 @@ async fn crd_created_in_protobuf_round_trips() {
     );
 
     // And in JSON.
-    let got: Value = http
-        .get(&one)
-        .send()
-        .await
-        .expect("get json")
-        .json()
-        .await
-        .expect("json");
+    let got: Value = http.get(&one).fetch_json().await;
     assert_eq!(
         got["spec"]["versions"][0]["schema"]["openAPIV3Schema"],
         expected_schema(),
@@ -270,12 +257,7 @@ async fn crd_created_in_protobuf_round_trips() {
     assert_eq!(got["spec"]["versions"][0]["served"], true);
 
     // The list in protobuf.
-    let resp = http
-        .get(&crds)
-        .header("accept", PROTOBUF)
-        .send()
-        .await
-        .expect("list protobuf");
+    let resp = http.get(&crds).header("accept", PROTOBUF).sent().await;
     assert_eq!(resp.status().as_u16(), 200);
     let bytes = resp.bytes().await.expect("bytes");
     let raw = unwrap_envelope(&bytes, "CustomResourceDefinitionList");
@@ -297,9 +279,8 @@ async fn crd_created_in_protobuf_round_trips() {
         .json(&json!({"apiVersion": "pb.example.com/v1", "kind": "Gadget",
             "metadata": {"name": "g"},
             "spec": {"size": 2, "extra": {"anything": [1]}, "labels": {"a": "b"}}}))
-        .send()
-        .await
-        .expect("create gadget");
+        .sent()
+        .await;
     let code = resp.status().as_u16();
     let gadget: Value = resp.json().await.expect("json");
     assert_eq!(code, 201, "{gadget}");
@@ -313,8 +294,7 @@ async fn crd_created_in_protobuf_round_trips() {
         .post(&gadgets)
         .json(&json!({"apiVersion": "pb.example.com/v1", "kind": "Gadget",
             "metadata": {"name": "h"}, "spec": {"color": "green"}}))
-        .send()
-        .await
-        .expect("create invalid gadget");
+        .sent()
+        .await;
     assert_eq!(resp.status().as_u16(), 422);
 }

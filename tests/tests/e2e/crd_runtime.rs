@@ -3,12 +3,14 @@
 //! `kubectl explain`; kube-rs clients with watch; no false 404 while the
 //! extensions tier restarts.
 
+use crate::harness::{
+    eventually, expect_code, expect_status, table_header, Auth, SendExt, TestCluster,
+};
 use std::time::Duration;
 
 use serde_json::json;
 
 use crate::crds::{create_json, create_namespace, wait_established, widget_crd, TESTDATA};
-use crate::harness::{eventually, expect_status, Auth, TestCluster};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_world_crds_install_and_accept_their_examples() {
@@ -61,12 +63,7 @@ async fn real_world_crds_install_and_accept_their_examples() {
     let table = c
         .kubectl_ok(&["get", "certificates", "-n", "sandbox"])
         .await;
-    let header: Vec<&str> = table
-        .lines()
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .collect();
+    let header: Vec<&str> = table_header(&table);
     assert_eq!(header, ["NAME", "READY", "SECRET", "AGE"], "{table}");
     assert!(table.contains("example-com-tls"), "{table}");
 }
@@ -153,7 +150,7 @@ async fn no_false_404_while_extensions_restarts() {
         .start_tier(deploy::Tier::Extensions)
         .await
         .expect("start");
-    let resp = http.get(&url).send().await.expect("get");
+    let resp = http.get(&url).sent().await;
     assert_eq!(
         resp.status().as_u16(),
         200,
@@ -179,24 +176,15 @@ async fn tightened_schemas_ratchet_unchanged_values() {
     let resp = http
         .post(&widgets)
         .json(&json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "big"}, "spec": {"size": 8}}))
-        .send()
-        .await
-        .expect("post");
+        .sent().await;
     assert_eq!(resp.status().as_u16(), 201);
     // Tighten spec.size to at most 5.
     let resp = http
         .patch(c.url("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com"))
         .header("content-type", "application/json-patch+json")
         .body(r#"[{"op":"replace","path":"/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/size/maximum","value":5}]"#)
-        .send()
-        .await
-        .expect("patch crd");
-    assert_eq!(
-        resp.status().as_u16(),
-        200,
-        "{}",
-        resp.text().await.unwrap_or_default()
-    );
+        .sent().await;
+    expect_code(resp, 200).await;
     let tightened = eventually(Duration::from_secs(15), || async {
         let r = http
             .post(&widgets)
@@ -215,12 +203,7 @@ async fn tightened_schemas_ratchet_unchanged_values() {
             .send()
     };
     let resp = patch(r#"{"spec":{"color":"green"}}"#).await.expect("patch");
-    assert_eq!(
-        resp.status().as_u16(),
-        200,
-        "{}",
-        resp.text().await.unwrap_or_default()
-    );
+    expect_code(resp, 200).await;
     // ...but may not change to another invalid value.
     let resp = patch(r#"{"spec":{"size":9}}"#).await.expect("patch");
     let st = expect_status(resp, 422, "Invalid").await;

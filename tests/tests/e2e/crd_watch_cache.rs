@@ -3,12 +3,12 @@
 //! cache's watches end, as upstream ends them when it replaces a CRD's
 //! storage), and it is let go when the CRD is deleted.
 
+use crate::harness::{eventually, Auth, SendExt, TestCluster};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
 use crate::crds::{create_json, wait_established, widget_crd};
-use crate::harness::{eventually, Auth, TestCluster};
 
 const WIDGETS: &str = "/apis/example.com/v1/namespaces/default/widgets";
 
@@ -39,12 +39,7 @@ async fn until_cached(c: &TestCluster, n: i64) {
 }
 
 async fn get_json(c: &TestCluster, path: &str) -> Value {
-    let resp = c
-        .http(Auth::AdminCert)
-        .get(c.url(path))
-        .send()
-        .await
-        .expect("GET");
+    let resp = c.http(Auth::AdminCert).get(c.url(path)).sent().await;
     assert_eq!(resp.status(), 200, "GET {path}");
     resp.json().await.expect("json")
 }
@@ -55,9 +50,8 @@ async fn create_widget(c: &TestCluster, name: &str, size: i64) {
         .post(c.url(WIDGETS))
         .json(&json!({"apiVersion": "example.com/v1", "kind": "Widget",
             "metadata": {"name": name}, "spec": {"size": size}}))
-        .send()
-        .await
-        .expect("POST");
+        .sent()
+        .await;
     assert_eq!(
         resp.status(),
         201,
@@ -83,10 +77,7 @@ async fn custom_resources_are_served_from_a_watch_cache_that_follows_their_crd()
     // From memory (resourceVersion=0) as from etcd (Exact at that revision):
     // the same items, each with its kind and apiVersion.
     let cached = get_json(&c, &format!("{WIDGETS}?resourceVersion=0")).await;
-    let rv = cached["metadata"]["resourceVersion"]
-        .as_str()
-        .expect("list rv")
-        .to_string();
+    let rv = crate::harness::resource_version(&cached);
     let exact = get_json(
         &c,
         &format!("{WIDGETS}?resourceVersion={rv}&resourceVersionMatch=Exact"),
@@ -112,9 +103,8 @@ async fn custom_resources_are_served_from_a_watch_cache_that_follows_their_crd()
     let mut watch = c
         .http(Auth::AdminCert)
         .get(c.url(&format!("{WIDGETS}?watch=1&resourceVersion={rv}")))
-        .send()
-        .await
-        .expect("watch");
+        .sent()
+        .await;
     assert_eq!(watch.status(), 200);
     create_widget(&c, "w3", 4).await;
     let mut buf = Vec::new();
@@ -149,9 +139,8 @@ async fn custom_resources_are_served_from_a_watch_cache_that_follows_their_crd()
         .http(Auth::AdminCert)
         .put(c.url("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com"))
         .json(&crd)
-        .send()
-        .await
-        .expect("PUT CRD");
+        .sent()
+        .await;
     assert_eq!(
         resp.status(),
         200,
@@ -180,9 +169,8 @@ async fn custom_resources_are_served_from_a_watch_cache_that_follows_their_crd()
         .delete(
             c.url("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com"),
         )
-        .send()
-        .await
-        .expect("DELETE CRD");
+        .sent()
+        .await;
     assert_eq!(resp.status(), 200);
     let released = eventually(Duration::from_secs(60), || async {
         cached_widgets(&c).await.is_none()

@@ -3,11 +3,10 @@
 //! validation/pruning/defaulting, printer columns, status, deletion, and the
 //! real-world operator CRDs in `../shared/testdata/crds/`.
 
+use crate::harness::{eventually, expect_status, table_header, Auth, SendExt, TestCluster};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-
-use crate::harness::{eventually, expect_status, Auth, TestCluster};
 
 /// The directory of the real-world CRDs (not copied into the repository).
 pub(crate) const TESTDATA: &str =
@@ -239,9 +238,8 @@ async fn crd_lifecycle_custom_resources_and_cleanup() {
         .post(c.url("/apis/example.com/v1/namespaces/demo/widgets?fieldValidation=Strict"))
         .header("content-type", "application/json")
         .body(strict)
-        .send()
-        .await
-        .expect("post");
+        .sent()
+        .await;
     let st = expect_status(resp, 400, "BadRequest").await;
     assert_eq!(
         st["message"], r#"strict decoding error: unknown field "spec.bogus""#,
@@ -252,9 +250,8 @@ async fn crd_lifecycle_custom_resources_and_cleanup() {
         .post(c.url("/apis/example.com/v1/namespaces/demo/widgets"))
         .header("content-type", "application/json")
         .body(strict)
-        .send()
-        .await
-        .expect("post");
+        .sent()
+        .await;
     assert_eq!(resp.status().as_u16(), 201);
     let warnings: Vec<String> = resp
         .headers()
@@ -282,12 +279,7 @@ async fn crd_lifecycle_custom_resources_and_cleanup() {
 
     // Printer columns (short name, -o wide for priority 1).
     let table = c.kubectl_ok(&["-n", "demo", "get", "wd"]).await;
-    let header: Vec<&str> = table
-        .lines()
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .collect();
+    let header: Vec<&str> = table_header(&table);
     assert_eq!(header, ["NAME", "SIZE", "COLOR", "READY"], "{table}");
     let row: Vec<&str> = table
         .lines()
@@ -466,9 +458,8 @@ async fn crd_lifecycle_custom_resources_and_cleanup() {
             .http(Auth::AdminCert)
             .post(c.url("/apis/example.com/v1/namespaces/demo/widgets"))
             .json(&obj)
-            .send()
-            .await
-            .expect("post");
+            .sent()
+            .await;
         assert_eq!(resp.status().as_u16(), 201);
     }
     // Items of custom resource lists keep their kind and apiVersion, as
@@ -479,12 +470,8 @@ async fn crd_lifecycle_custom_resources_and_cleanup() {
             .get(c.url(&format!(
                 "/apis/example.com/v1/namespaces/demo/widgets{query}"
             )))
-            .send()
-            .await
-            .expect("list")
-            .json()
-            .await
-            .expect("json");
+            .fetch_json()
+            .await;
         let items = list["items"].as_array().expect("items");
         assert!(items.len() >= 7, "{query}: {list}");
         for item in items {
@@ -591,9 +578,8 @@ async fn schema_violations_get_422_with_upstream_messages() {
         let resp = http
             .post(c.url("/apis/example.com/v1/widgets"))
             .json(&obj)
-            .send()
-            .await
-            .expect("post");
+            .sent()
+            .await;
         let status = expect_status(resp, 422, "Invalid").await;
         let msg = status["message"].as_str().unwrap_or("");
         assert_eq!(
@@ -608,9 +594,7 @@ async fn schema_violations_get_422_with_upstream_messages() {
     let ok = http
         .post(c.url("/apis/example.com/v1/widgets"))
         .json(&json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "good"}, "spec": {"size": 5, "port": "http", "choice": "abc", "one": 10, "memory": "512Mi", "endpoint": "https://example.com:8443/hook", "subnet": "10.1.0.0/16", "address": "10.0.0.1"}}))
-        .send()
-        .await
-        .expect("post");
+        .sent().await;
     assert_eq!(ok.status().as_u16(), 201);
     let body: Value = ok.json().await.expect("json");
     assert_eq!(body["spec"]["color"], "red");
@@ -619,17 +603,14 @@ async fn schema_violations_get_422_with_upstream_messages() {
     let ok = http
         .post(c.url("/apis/example.com/v1/widgets"))
         .json(&json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "frozen"}, "spec": {"size": 1, "frozen": "a", "bounds": {"min": 1, "max": 2}}}))
-        .send()
-        .await
-        .expect("post");
+        .sent().await;
     assert_eq!(ok.status().as_u16(), 201);
     let resp = http
         .patch(c.url("/apis/example.com/v1/widgets/frozen"))
         .header("content-type", "application/merge-patch+json")
         .body(r#"{"spec":{"frozen":"b"}}"#)
-        .send()
-        .await
-        .expect("patch");
+        .sent()
+        .await;
     let st = expect_status(resp, 422, "Invalid").await;
     assert_eq!(
         st["message"],
@@ -642,26 +623,20 @@ async fn schema_violations_get_422_with_upstream_messages() {
         .patch(c.url("/apis/example.com/v1/widgets/frozen"))
         .header("content-type", "application/strategic-merge-patch+json")
         .body(r#"{"spec":{"size":2}}"#)
-        .send()
-        .await
-        .expect("patch");
+        .sent()
+        .await;
     expect_status(resp, 415, "UnsupportedMediaType").await;
 
     // deletecollection on a cluster-scoped custom resource.
     let resp = http
         .delete(c.url("/apis/example.com/v1/widgets"))
-        .send()
-        .await
-        .expect("deletecollection");
+        .sent()
+        .await;
     assert_eq!(resp.status().as_u16(), 200);
     let list: Value = http
         .get(c.url("/apis/example.com/v1/widgets"))
-        .send()
-        .await
-        .expect("list")
-        .json()
-        .await
-        .expect("json");
+        .fetch_json()
+        .await;
     assert_eq!(list["items"], json!([]), "{list}");
     assert_eq!(list["kind"], "WidgetList");
 
@@ -674,9 +649,8 @@ async fn schema_violations_get_422_with_upstream_messages() {
     let resp = http
         .post(c.url("/apis/apiextensions.k8s.io/v1/customresourcedefinitions"))
         .json(&bad)
-        .send()
-        .await
-        .expect("post");
+        .sent()
+        .await;
     let st = expect_status(resp, 422, "Invalid").await;
     assert!(
         st["message"].as_str().unwrap_or("").contains("spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: \"self.size >\": compilation failed"),
@@ -693,9 +667,8 @@ async fn invalid_crds_are_rejected_and_name_conflicts_reported() {
         .http(Auth::AdminCert)
         .post(c.url("/apis/apiextensions.k8s.io/v1/customresourcedefinitions"))
         .json(&bad)
-        .send()
-        .await
-        .expect("post");
+        .sent()
+        .await;
     let st = expect_status(resp, 422, "Invalid").await;
     assert!(
         st["message"].as_str().unwrap_or("").contains("spec.versions: Invalid value: []string{\"v1\"}: must have exactly one version marked as storage version"),
@@ -708,9 +681,8 @@ async fn invalid_crds_are_rejected_and_name_conflicts_reported() {
         .http(Auth::AdminCert)
         .post(c.url("/apis/apiextensions.k8s.io/v1/customresourcedefinitions"))
         .json(&bad)
-        .send()
-        .await
-        .expect("post");
+        .sent()
+        .await;
     let st = expect_status(resp, 422, "Invalid").await;
     assert!(st["message"].as_str().unwrap_or("").contains("uniqueItems: Forbidden: uniqueItems cannot be set to true since the runtime complexity becomes quadratic"), "{st}");
 
@@ -723,9 +695,8 @@ async fn invalid_crds_are_rejected_and_name_conflicts_reported() {
         .http(Auth::AdminCert)
         .post(c.url("/apis/apiextensions.k8s.io/v1/customresourcedefinitions"))
         .json(&costly)
-        .send()
-        .await
-        .expect("post");
+        .sent()
+        .await;
     let st = expect_status(resp, 422, "Invalid").await;
     assert!(st["message"].as_str().unwrap_or("").contains("spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)"), "{st}");
 
@@ -762,9 +733,8 @@ async fn invalid_crds_are_rejected_and_name_conflicts_reported() {
     .await;
     let last = http
         .get(c.url("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.example.com"))
-        .send()
+        .sent()
         .await
-        .expect("get")
         .text()
         .await
         .expect("body");
@@ -779,10 +749,6 @@ async fn invalid_crds_are_rejected_and_name_conflicts_reported() {
         last["status"]["acceptedNames"]["listKind"], "GadgetList",
         "{last}"
     );
-    let resp = http
-        .get(c.url("/apis/example.com/v1/gadgets"))
-        .send()
-        .await
-        .expect("get");
+    let resp = http.get(c.url("/apis/example.com/v1/gadgets")).sent().await;
     expect_status(resp, 404, "NotFound").await;
 }

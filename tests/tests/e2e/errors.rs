@@ -1,7 +1,7 @@
 //! Bad input gets a clear Status with upstream's code and reason, and never
 //! takes a process down.
 
-use crate::harness::{expect_status, Auth, TestCluster};
+use crate::harness::{expect_code, expect_json, expect_status, Auth, SendExt, TestCluster};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn error_statuses_match_upstream() {
@@ -11,7 +11,7 @@ async fn error_statuses_match_upstream() {
 
     // 404 for a missing object, with details.
     let st = expect_status(
-        http.get(format!("{cms}/nope")).send().await.expect("get"),
+        http.get(format!("{cms}/nope")).sent().await,
         404,
         "NotFound",
     )
@@ -26,17 +26,15 @@ async fn error_statuses_match_upstream() {
         .post(&cms)
         .header("content-type", "application/json")
         .body(body)
-        .send()
-        .await
-        .expect("post");
+        .sent()
+        .await;
     assert_eq!(r.status(), 201);
     let st = expect_status(
         http.post(&cms)
             .header("content-type", "application/json")
             .body(body)
-            .send()
-            .await
-            .expect("post"),
+            .sent()
+            .await,
         409,
         "AlreadyExists",
     )
@@ -49,9 +47,8 @@ async fn error_statuses_match_upstream() {
         http.put(format!("{cms}/dup"))
             .header("content-type", "application/json")
             .body(stale)
-            .send()
-            .await
-            .expect("put"),
+            .sent()
+            .await,
         409,
         "Conflict",
     )
@@ -70,9 +67,8 @@ async fn error_statuses_match_upstream() {
         http.post(&cms)
             .header("content-type", "application/json")
             .body(bad)
-            .send()
-            .await
-            .expect("post"),
+            .sent()
+            .await,
         422,
         "Invalid",
     )
@@ -87,9 +83,8 @@ async fn error_statuses_match_upstream() {
         http.post(&cms)
             .header("content-type", "application/json")
             .body("{not json")
-            .send()
-            .await
-            .expect("post"),
+            .sent()
+            .await,
         400,
         "BadRequest",
     )
@@ -103,9 +98,8 @@ async fn error_statuses_match_upstream() {
         http.post(&cms)
             .header("content-type", "application/json")
             .body(deep)
-            .send()
-            .await
-            .expect("post"),
+            .sent()
+            .await,
         400,
         "BadRequest",
     )
@@ -115,9 +109,8 @@ async fn error_statuses_match_upstream() {
         http.post(&cms)
             .header("content-type", "application/json")
             .body(other_ns)
-            .send()
-            .await
-            .expect("post"),
+            .sent()
+            .await,
         400,
         "BadRequest",
     )
@@ -132,9 +125,8 @@ async fn error_statuses_match_upstream() {
         http.post(&cms)
             .header("content-type", "application/json")
             .body(huge)
-            .send()
-            .await
-            .expect("post"),
+            .sent()
+            .await,
         413,
         "RequestEntityTooLarge",
     )
@@ -145,9 +137,8 @@ async fn error_statuses_match_upstream() {
         http.post(&cms)
             .header("content-type", "text/plain")
             .body("hi")
-            .send()
-            .await
-            .expect("post"),
+            .sent()
+            .await,
         415,
         "UnsupportedMediaType",
     )
@@ -155,9 +146,8 @@ async fn error_statuses_match_upstream() {
     expect_status(
         http.get(format!("{cms}/dup"))
             .header("accept", "text/html")
-            .send()
-            .await
-            .expect("get"),
+            .sent()
+            .await,
         406,
         "NotAcceptable",
     )
@@ -165,25 +155,23 @@ async fn error_statuses_match_upstream() {
 
     // 404 for unknown resources, in core, in a served group and in no group.
     expect_status(
-        http.get(c.url("/api/v1/foos")).send().await.expect("get"),
+        http.get(c.url("/api/v1/foos")).sent().await,
         404,
         "NotFound",
     )
     .await;
     expect_status(
         http.get(c.url("/apis/apiextensions.k8s.io/v1/foos"))
-            .send()
-            .await
-            .expect("get"),
+            .sent()
+            .await,
         404,
         "NotFound",
     )
     .await;
     let st = expect_status(
         http.get(c.url("/apis/nope.example.com/v1/things"))
-            .send()
-            .await
-            .expect("get"),
+            .sent()
+            .await,
         404,
         "NotFound",
     )
@@ -198,9 +186,8 @@ async fn error_statuses_match_upstream() {
         http.post(c.url("/api/v1/configmaps"))
             .header("content-type", "application/json")
             .body(body)
-            .send()
-            .await
-            .expect("post"),
+            .sent()
+            .await,
         405,
         "MethodNotAllowed",
     )
@@ -208,19 +195,15 @@ async fn error_statuses_match_upstream() {
 
     // 400 for a bad timeout, 400 for an unparsable label selector.
     expect_status(
-        http.get(format!("{cms}?timeout=abc"))
-            .send()
-            .await
-            .expect("get"),
+        http.get(format!("{cms}?timeout=abc")).sent().await,
         400,
         "BadRequest",
     )
     .await;
     expect_status(
         http.get(format!("{cms}?labelSelector=a%20in%20("))
-            .send()
-            .await
-            .expect("get"),
+            .sent()
+            .await,
         400,
         "BadRequest",
     )
@@ -232,11 +215,7 @@ async fn error_statuses_match_upstream() {
         c.cluster.kube_core_url(),
         c.cluster.extensions_url(),
     ] {
-        let r = http
-            .get(format!("{url}/readyz"))
-            .send()
-            .await
-            .expect("readyz");
+        let r = http.get(format!("{url}/readyz")).sent().await;
         assert_eq!(r.status(), 200, "{url}");
     }
 }
@@ -253,9 +232,8 @@ async fn json_patch_bombs_are_refused() {
         .post(&url)
         .json(&serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "bomb"}, "data": {"seed": "x".repeat(1024)}}))
-        .send()
-        .await
-        .expect("create");
+        .sent()
+        .await;
     assert_eq!(r.status().as_u16(), 201);
     let mut ops =
         vec![serde_json::json!({"op": "add", "path": "/metadata/annotations", "value": {}})];
@@ -297,7 +275,7 @@ async fn json_patch_bombs_are_refused() {
         status["message"],
         "Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001"
     );
-    let r = http.get(format!("{url}/bomb")).send().await.expect("get");
+    let r = http.get(format!("{url}/bomb")).sent().await;
     assert_eq!(r.status().as_u16(), 200);
 }
 
@@ -320,15 +298,9 @@ async fn ten_thousand_item_list_patches_merge() {
         .post(&url)
         .json(&json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "long-lists", "finalizers": finalizers}}))
-        .send()
-        .await
-        .expect("create");
-    assert_eq!(
-        r.status().as_u16(),
-        201,
-        "{}",
-        r.text().await.unwrap_or_default()
-    );
+        .sent()
+        .await;
+    expect_code(r, 201).await;
     let mut figures = Vec::new();
     let patch = |body: Value, ctype: &'static str| {
         http.patch(format!("{url}/long-lists"))
@@ -349,13 +321,7 @@ async fn ten_thousand_item_list_patches_merge() {
     .await
     .expect("patch finalizers");
     figures.push(format!("finalizers SMP {:?}", start.elapsed()));
-    assert_eq!(
-        r.status().as_u16(),
-        200,
-        "{}",
-        r.text().await.unwrap_or_default()
-    );
-    let cm: Value = r.json().await.expect("json");
+    let cm = expect_json(r, 200).await;
     let fs = cm["metadata"]["finalizers"].as_array().expect("finalizers");
     assert_eq!(fs.len(), N + N / 2 - N / 4);
     assert_eq!(fs[0], format!("example.com/f{}", N / 4));
@@ -379,12 +345,7 @@ async fn ten_thousand_item_list_patches_merge() {
     .await
     .expect("patch owners");
     figures.push(format!("ownerReferences add SMP {:?}", start.elapsed()));
-    assert_eq!(
-        r.status().as_u16(),
-        200,
-        "{}",
-        r.text().await.unwrap_or_default()
-    );
+    expect_code(r, 200).await;
     let edits: Vec<Value> = (N / 2..N)
         .map(|i| {
             if i % 2 == 0 {
@@ -402,13 +363,7 @@ async fn ten_thousand_item_list_patches_merge() {
     .await
     .expect("patch owners");
     figures.push(format!("ownerReferences merge SMP {:?}", start.elapsed()));
-    assert_eq!(
-        r.status().as_u16(),
-        200,
-        "{}",
-        r.text().await.unwrap_or_default()
-    );
-    let cm: Value = r.json().await.expect("json");
+    let cm = expect_json(r, 200).await;
     let owners = cm["metadata"]["ownerReferences"]
         .as_array()
         .expect("owners");
@@ -428,17 +383,10 @@ async fn ten_thousand_item_list_patches_merge() {
                 "metadata": {"name": "long-lists", "ownerReferences": applied}})
             .to_string(),
         )
-        .send()
-        .await
-        .expect("apply");
+        .sent()
+        .await;
     figures.push(format!("ownerReferences apply {:?}", start.elapsed()));
-    assert_eq!(
-        r.status().as_u16(),
-        200,
-        "{}",
-        r.text().await.unwrap_or_default()
-    );
-    let cm: Value = r.json().await.expect("json");
+    let cm = expect_json(r, 200).await;
     let owners = cm["metadata"]["ownerReferences"]
         .as_array()
         .expect("owners");
@@ -460,11 +408,7 @@ async fn ten_thousand_item_list_patches_merge() {
         status["message"],
         "Request entity too large: etcdserver: request is too large"
     );
-    let r = http
-        .get(format!("{url}/long-lists"))
-        .send()
-        .await
-        .expect("get");
+    let r = http.get(format!("{url}/long-lists")).sent().await;
     let cm: Value = r.json().await.expect("json");
     assert_eq!(
         cm["metadata"]["ownerReferences"].as_array().map(Vec::len),

@@ -5,24 +5,16 @@
 //! `system:masters`, another user and a new watch are still served, and
 //! with priority and fairness off the max-in-flight limits apply.
 
+use crate::harness::{eventually, Auth, SendExt, TestCluster};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-
-use crate::harness::{eventually, Auth, TestCluster};
 
 const FS: &str = "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas";
 const PL: &str = "/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations";
 
 async fn get_json(c: &TestCluster, path: &str) -> Value {
-    c.http(Auth::AdminCert)
-        .get(c.url(path))
-        .send()
-        .await
-        .expect("request")
-        .json()
-        .await
-        .expect("json")
+    c.http(Auth::AdminCert).get(c.url(path)).fetch_json().await
 }
 
 async fn uid_of(c: &TestCluster, path: &str, name: &str) -> String {
@@ -38,7 +30,7 @@ async fn classified_as(c: &TestCluster, user: Option<&str>, path: &str) -> (Stri
     if let Some(u) = user {
         req = req.header("Impersonate-User", u);
     }
-    let resp = req.send().await.expect("request");
+    let resp = req.sent().await;
     let h = |n: &str| {
         resp.headers()
             .get(n)
@@ -132,9 +124,8 @@ async fn bootstrap_configuration_exists_and_classifies_requests() {
         .http(Auth::AdminCert)
         .post(c.url(FS))
         .json(&mine)
-        .send()
-        .await
-        .expect("create");
+        .sent()
+        .await;
     assert_eq!(resp.status(), 201);
     let alice_fs = uid_of(&c, FS, "alice").await;
     let low_pl = uid_of(&c, PL, "workload-low").await;
@@ -160,9 +151,8 @@ async fn bootstrap_configuration_exists_and_classifies_requests() {
     let metrics = c
         .http(Auth::AdminCert)
         .get(c.url("/metrics"))
-        .send()
+        .sent()
         .await
-        .expect("metrics")
         .text()
         .await
         .expect("text");
@@ -187,7 +177,7 @@ async fn create_configmaps(c: &TestCluster, n: usize) {
                 let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
                                 "metadata": {"name": format!("cm-{i}")},
                                 "data": {"k": "x".repeat(200)}});
-                let r = client.post(&url).json(&cm).send().await.expect("create");
+                let r = client.post(&url).json(&cm).sent().await;
                 assert_eq!(r.status(), 201);
             }
         }));
@@ -208,9 +198,8 @@ async fn bind_view(c: &TestCluster, user: &str) {
         .http(Auth::AdminCert)
         .post(c.url("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"))
         .json(&crb)
-        .send()
-        .await
-        .expect("bind");
+        .sent()
+        .await;
     assert_eq!(r.status(), 201);
     // Bindings reach the authorizer through a watch: wait for it.
     let client = c.http(Auth::AdminCert);
@@ -253,9 +242,8 @@ async fn resident_mib(c: &TestCluster) -> [f64; 3] {
         let text = c
             .http(Auth::AdminCert)
             .get(format!("https://127.0.0.1:{port}/metrics"))
-            .send()
+            .sent()
             .await
-            .expect("metrics")
             .text()
             .await
             .expect("text");
@@ -330,9 +318,8 @@ async fn a_flood_from_one_user_is_limited_while_others_are_served() {
         .get(c.url(
             "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=0&timeoutSeconds=1",
         ))
-        .send()
-        .await
-        .expect("watch");
+        .sent()
+        .await;
     assert_eq!(w.status(), 200);
     let watch = watch.elapsed();
 
@@ -362,9 +349,8 @@ async fn a_flood_from_one_user_is_limited_while_others_are_served() {
     let metrics = c
         .http(Auth::AdminCert)
         .get(c.url("/metrics"))
-        .send()
+        .sent()
         .await
-        .expect("metrics")
         .text()
         .await
         .expect("text");
@@ -418,11 +404,7 @@ async fn without_priority_and_fairness_the_in_flight_limits_apply() {
         "{codes:?}"
     );
     // system:masters is not counted; no PF headers without priority and fairness.
-    let r = client
-        .get(c.url("/api/v1/namespaces"))
-        .send()
-        .await
-        .expect("admin");
+    let r = client.get(c.url("/api/v1/namespaces")).sent().await;
     assert_eq!(r.status(), 200);
     assert!(r.headers().get("X-Kubernetes-PF-FlowSchema-UID").is_none());
 }

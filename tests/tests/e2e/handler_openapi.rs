@@ -4,11 +4,10 @@
 //! their own handlers (pods/eviction, pods/binding, serviceaccounts/token).
 //! Custom resources in the merged `/openapi/v2`.
 
+use crate::harness::{eventually, Auth, SendExt, TestCluster};
 use std::time::Duration;
 
 use serde_json::Value;
-
-use crate::harness::{eventually, Auth, TestCluster};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn explain_works_for_handler_served_kinds() {
@@ -78,7 +77,7 @@ async fn openapi_v2(
     if let Some(tag) = etag {
         req = req.header("If-None-Match", tag);
     }
-    let resp = req.send().await.expect("GET /openapi/v2");
+    let resp = req.sent().await;
     let status = resp.status().as_u16();
     let tag = resp
         .headers()

@@ -324,3 +324,67 @@ where
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
+
+/// Sending a raw HTTPS request in a test. A transport failure fails the test
+/// with the error, so call sites read as the request they make.
+pub trait SendExt {
+    /// Sends the request and returns the response, whatever its status.
+    fn sent(self) -> impl std::future::Future<Output = reqwest::Response> + Send;
+
+    /// Sends the request and decodes the response body as JSON (any status).
+    fn fetch_json<T: serde::de::DeserializeOwned>(
+        self,
+    ) -> impl std::future::Future<Output = T> + Send;
+}
+
+impl SendExt for reqwest::RequestBuilder {
+    async fn sent(self) -> reqwest::Response {
+        match self.send().await {
+            Ok(resp) => resp,
+            Err(err) => panic!("request failed: {err}"),
+        }
+    }
+
+    async fn fetch_json<T: serde::de::DeserializeOwned>(self) -> T {
+        let resp = self.sent().await;
+        let url = resp.url().clone();
+        match resp.json().await {
+            Ok(body) => body,
+            Err(err) => panic!("the body of {url} is not the JSON expected: {err}"),
+        }
+    }
+}
+
+/// Asserts a response has status `code`, naming its body when it has not;
+/// returns the body.
+pub async fn expect_code(resp: reqwest::Response, code: u16) -> String {
+    let got = resp.status().as_u16();
+    let text = resp.text().await.unwrap_or_default();
+    assert_eq!(got, code, "{text}");
+    text
+}
+
+/// The column names of a table `kubectl get` printed.
+pub fn table_header(table: &str) -> Vec<&str> {
+    table
+        .lines()
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect()
+}
+
+/// Asserts a response has status `code` and returns its body as JSON.
+pub async fn expect_json(resp: reqwest::Response, code: u16) -> serde_json::Value {
+    let text = expect_code(resp, code).await;
+    serde_json::from_str(&text).unwrap_or_else(|err| panic!("not JSON ({err}): {text}"))
+}
+
+/// `metadata.resourceVersion` of an object or list; fails the test when it
+/// has none.
+pub fn resource_version(object: &serde_json::Value) -> String {
+    match object["metadata"]["resourceVersion"].as_str() {
+        Some(rv) => rv.to_string(),
+        None => panic!("no metadata.resourceVersion in {object}"),
+    }
+}

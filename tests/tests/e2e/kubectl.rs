@@ -1,6 +1,6 @@
 //! What a kubectl user does first.
 
-use crate::harness::TestCluster;
+use crate::harness::{table_header, TestCluster};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn create_namespace_and_configmap_then_read_it_back() {
@@ -31,12 +31,7 @@ async fn create_namespace_and_configmap_then_read_it_back() {
     }
     // Table output with upstream's configmap columns.
     let table = c.kubectl_ok(&["-n", "demo", "get", "configmaps"]).await;
-    let header: Vec<&str> = table
-        .lines()
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .collect();
+    let header: Vec<&str> = table_header(&table);
     assert_eq!(header, ["NAME", "DATA", "AGE"], "{table}");
     assert!(
         table

@@ -5,11 +5,10 @@
 //! controller finalizing a deleted namespace). Each replica holds its own
 //! API server identity Lease.
 
+use crate::harness::{eventually, Auth, SendExt, TestCluster};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-
-use crate::harness::{eventually, Auth, TestCluster};
 
 const LEASE: &str =
     "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-core-controllers";
@@ -62,14 +61,7 @@ async fn one_leader_and_a_takeover_when_it_dies() {
         "not exactly one leader: {statuses:?}"
     );
     let first_leads = statuses.0 == Some(true);
-    let lease: Value = http
-        .get(c.url(LEASE))
-        .send()
-        .await
-        .expect("GET")
-        .json()
-        .await
-        .expect("json");
+    let lease: Value = http.get(c.url(LEASE)).fetch_json().await;
     let holder = lease["spec"]["holderIdentity"]
         .as_str()
         .expect("holder")
@@ -81,14 +73,7 @@ async fn one_leader_and_a_takeover_when_it_dies() {
     let identities = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases?labelSelector=apiserver.kubernetes.io%2Fidentity%3Dkube-apiserver";
     let mut count = None;
     for _ in 0..30 {
-        let ids: Value = http
-            .get(c.url(identities))
-            .send()
-            .await
-            .expect("list")
-            .json()
-            .await
-            .expect("json");
+        let ids: Value = http.get(c.url(identities)).fetch_json().await;
         count = ids["items"].as_array().map(Vec::len);
         if count == Some(2) {
             break;
@@ -116,14 +101,7 @@ async fn one_leader_and_a_takeover_when_it_dies() {
         .await,
         "the survivor never took over"
     );
-    let lease: Value = http
-        .get(c.url(LEASE))
-        .send()
-        .await
-        .expect("GET")
-        .json()
-        .await
-        .expect("json");
+    let lease: Value = http.get(c.url(LEASE)).fetch_json().await;
     assert_ne!(lease["spec"]["holderIdentity"], holder.as_str());
     assert_eq!(
         lease["spec"]["leaseTransitions"],
@@ -135,15 +113,12 @@ async fn one_leader_and_a_takeover_when_it_dies() {
     let resp = http
         .post(c.url("/api/v1/namespaces"))
         .json(&json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "after-takeover"}}))
-        .send()
-        .await
-        .expect("create");
+        .sent().await;
     assert_eq!(resp.status().as_u16(), 201);
     let resp = http
         .delete(c.url("/api/v1/namespaces/after-takeover"))
-        .send()
-        .await
-        .expect("delete");
+        .sent()
+        .await;
     assert!(resp.status().is_success());
     assert!(
         eventually(Duration::from_secs(20), || async {

@@ -3,7 +3,7 @@
 //! Services with `spec.clusterIP!=None`; unset fields read as Go's zero
 //! values), and the option combinations it rejects.
 
-use crate::harness::{expect_status, Auth, TestCluster};
+use crate::harness::{expect_status, Auth, SendExt, TestCluster};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kind_specific_field_selectors() {
@@ -106,7 +106,7 @@ async fn rejected_option_combinations_are_422_with_their_field() {
          "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"),
     ];
     for (query, message) in cases {
-        let resp = http.get(format!("{cms}{query}")).send().await.expect("get");
+        let resp = http.get(format!("{cms}{query}")).sent().await;
         let status = expect_status(resp, 422, "Invalid").await;
         let text = status["message"].as_str().unwrap_or_default();
         assert!(
@@ -135,17 +135,10 @@ async fn compacted_continue_token_offers_an_inconsistent_continue() {
     for i in 0..6 {
         let cm = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": format!("cm-{i}")}});
-        let resp = http.post(&url).json(&cm).send().await.expect("create");
+        let resp = http.post(&url).json(&cm).sent().await;
         assert_eq!(resp.status(), 201);
     }
-    let first: serde_json::Value = http
-        .get(format!("{url}?limit=2"))
-        .send()
-        .await
-        .expect("list")
-        .json()
-        .await
-        .expect("json");
+    let first: serde_json::Value = http.get(format!("{url}?limit=2")).fetch_json().await;
     let token = first["metadata"]["continue"]
         .as_str()
         .expect("continue")
@@ -157,7 +150,7 @@ async fn compacted_continue_token_offers_an_inconsistent_continue() {
     // A write, then compaction past the first page's revision.
     let cm =
         serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm-9"}});
-    let resp = http.post(&url).json(&cm).send().await.expect("create");
+    let resp = http.post(&url).json(&cm).sent().await;
     let rv = resp.json::<serde_json::Value>().await.expect("json")["metadata"]["resourceVersion"]
         .as_str()
         .unwrap_or("0")
@@ -167,16 +160,14 @@ async fn compacted_continue_token_offers_an_inconsistent_continue() {
         .etcd_http_client()
         .post(format!("{}/v3/kv/compaction", c.cluster.etcd_url()))
         .body(format!(r#"{{"revision":"{rv}","physical":true}}"#))
-        .send()
-        .await
-        .expect("compaction");
+        .sent()
+        .await;
     assert!(compacted.status().is_success());
 
     let resp = http
         .get(format!("{url}?limit=2&continue={token}"))
-        .send()
-        .await
-        .expect("list");
+        .sent()
+        .await;
     let status = expect_status(resp, 410, "Expired").await;
     let inconsistent = status["metadata"]["continue"]
         .as_str()
@@ -191,12 +182,8 @@ async fn compacted_continue_token_offers_an_inconsistent_continue() {
     );
     let second: serde_json::Value = http
         .get(format!("{url}?limit=2&continue={inconsistent}"))
-        .send()
-        .await
-        .expect("list")
-        .json()
-        .await
-        .expect("json");
+        .fetch_json()
+        .await;
     let names: Vec<&str> = second["items"]
         .as_array()
         .map(|a| {

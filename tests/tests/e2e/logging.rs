@@ -2,11 +2,10 @@
 //! one JSON object per line with upstream's keys, and from `-v=3` each
 //! request a tier answers gets its httplog `HTTP` line.
 
+use crate::harness::{eventually, Auth, SendExt, TestCluster};
 use std::time::Duration;
 
 use serde_json::Value;
-
-use crate::harness::{eventually, Auth, TestCluster};
 
 #[tokio::test]
 async fn json_logs_with_one_http_line_per_request_at_v3() {
@@ -19,9 +18,8 @@ async fn json_logs_with_one_http_line_per_request_at_v3() {
         .http(Auth::AdminCert)
         .get(c.url("/api/v1/namespaces?limit=1"))
         .header("Audit-Id", "logged-request")
-        .send()
-        .await
-        .expect("GET");
+        .sent()
+        .await;
     assert_eq!(resp.status().as_u16(), 200);
     let log = c.cluster.log_file("kube-core");
     let http_line = || {

@@ -4,10 +4,9 @@
 //! labels, moves under load, and is readable by `system:monitoring` but not
 //! by an ordinary user.
 
+use crate::harness::{eventually, Auth, SendExt, TestCluster};
 use std::collections::HashMap;
 use std::time::Duration;
-
-use crate::harness::{eventually, Auth, TestCluster};
 
 /// One sample: metric name, labels, value.
 type Sample = (String, HashMap<String, String>, f64);
@@ -69,7 +68,7 @@ async fn scrape_text(c: &TestCluster, port: u16, impersonate: &[(&str, &str)]) -
     for (h, v) in impersonate {
         req = req.header(*h, *v);
     }
-    let resp = req.send().await.expect("scrape");
+    let resp = req.sent().await;
     let code = resp.status().as_u16();
     if code == 200 {
         let ct = resp
@@ -153,9 +152,8 @@ async fn every_tier_exports_upstreams_metrics_and_they_move_under_load() {
     let watch = c
         .http(Auth::AdminCert)
         .get(c.url("/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=60"))
-        .send()
-        .await
-        .expect("watch");
+        .sent()
+        .await;
     assert_eq!(watch.status().as_u16(), 200);
     let mut watch = watch;
     c.kubectl_ok(&["create", "configmap", "metrics-0", "--from-literal=a=b"])

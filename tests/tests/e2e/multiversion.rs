@@ -3,12 +3,11 @@
 //! events.k8s.io/v1 Events. What a user sees through either version is the
 //! same object, converted (GET, LIST, WATCH, protobuf, kubectl).
 
+use crate::harness::{Auth, SendExt, TestCluster};
 use std::time::Duration;
 
 use prost::Message as _;
 use serde_json::{json, Value};
-
-use crate::harness::{Auth, TestCluster};
 
 const HPA_V2: &str = r#"{"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
  "metadata": {"name": "web", "namespace": "default"},
@@ -60,23 +59,14 @@ async fn hpa_served_as_v2_and_v1_from_one_storage() {
     let http = c.http(Auth::AdminCert);
     let list: Value = http
         .get(c.url("/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers"))
-        .send()
-        .await
-        .expect("list")
-        .json()
-        .await
-        .expect("list json");
-    let rv = list["metadata"]["resourceVersion"]
-        .as_str()
-        .expect("rv")
-        .to_string();
+        .fetch_json()
+        .await;
+    let rv = crate::harness::resource_version(&list);
     let mut watch = http
         .get(c.url(&format!(
             "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers?watch=1&resourceVersion={rv}&timeoutSeconds=30"
         )))
-        .send()
-        .await
-        .expect("watch");
+        .sent().await;
 
     // Written as v2 ...
     let (ok, _, err) = c.kubectl_stdin(&["create", "-f", "-"], Some(HPA_V2)).await;
@@ -202,9 +192,8 @@ async fn hpa_served_as_v2_and_v1_from_one_storage() {
     let body = http
         .get(c.url("/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers/old"))
         .header("accept", "application/vnd.kubernetes.protobuf")
-        .send()
+        .sent()
         .await
-        .expect("protobuf get")
         .bytes()
         .await
         .expect("body");

@@ -4,11 +4,10 @@
 //! through the aggregator with the admin credentials) reaches only what the
 //! pods bound to its node use, and writes only its own objects.
 
+use crate::harness::{eventually, expect_status, Auth, SendExt, TestCluster};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-
-use crate::harness::{eventually, expect_status, Auth, TestCluster};
 
 const NODE_USER: &str = "system:node:n1";
 const NODES_GROUP: &str = "system:nodes";
@@ -75,9 +74,8 @@ async fn admin_create(tc: &TestCluster, path: &str, body: Value) -> Value {
         tc.http(Auth::AdminCert)
             .post(tc.url(path))
             .json(&body)
-            .send()
-            .await
-            .expect("create"),
+            .sent()
+            .await,
     )
     .await;
     assert_eq!(code, 201, "creating at {path}: {v}");
@@ -200,9 +198,8 @@ async fn a_node_reaches_only_what_its_pods_use_and_writes_only_its_own() {
         reqwest::Method::GET,
         "/api/v1/namespaces/default/secrets",
     )
-    .send()
-    .await
-    .expect("list");
+    .sent()
+    .await;
     let v = expect_status(resp, 403, "Forbidden").await;
     assert!(
         v["message"]
@@ -215,9 +212,8 @@ async fn a_node_reaches_only_what_its_pods_use_and_writes_only_its_own() {
         let tc = &tc;
         async move {
             as_node(tc, reqwest::Method::GET, path)
-                .send()
+                .sent()
                 .await
-                .expect("request")
                 .status()
                 .as_u16()
         }
@@ -254,9 +250,8 @@ async fn a_node_reaches_only_what_its_pods_use_and_writes_only_its_own() {
     let resp = as_node(&tc, reqwest::Method::PATCH, "/api/v1/nodes/n2")
         .header("Content-Type", "application/merge-patch+json")
         .body(r#"{"metadata":{"labels":{"a":"b"}}}"#)
-        .send()
-        .await
-        .expect("patch");
+        .sent()
+        .await;
     let v = expect_status(resp, 403, "Forbidden").await;
     assert_eq!(
         v["message"],
@@ -266,9 +261,8 @@ async fn a_node_reaches_only_what_its_pods_use_and_writes_only_its_own() {
     let resp = as_node(&tc, reqwest::Method::PATCH, "/api/v1/nodes/n1")
         .header("Content-Type", "application/merge-patch+json")
         .body(r#"{"metadata":{"labels":{"node-restriction.kubernetes.io/pool":"gold"}}}"#)
-        .send()
-        .await
-        .expect("patch");
+        .sent()
+        .await;
     let v = expect_status(resp, 403, "Forbidden").await;
     assert_eq!(
         v["message"],
@@ -279,9 +273,7 @@ async fn a_node_reaches_only_what_its_pods_use_and_writes_only_its_own() {
     let resp = as_node(&tc, reqwest::Method::PATCH, "/api/v1/nodes/n1/status")
         .header("Content-Type", "application/merge-patch+json")
         .body(r#"{"status":{"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady","message":"ready"}]}}"#)
-        .send()
-        .await
-        .expect("status");
+        .sent().await;
     let (code, v) = json_of(resp).await;
     assert_eq!(code, 200, "{v}");
     assert_eq!(v["status"]["conditions"][0]["reason"], "KubeletReady");
@@ -296,9 +288,8 @@ async fn a_node_reaches_only_what_its_pods_use_and_writes_only_its_own() {
         &json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "plain"},
             "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "i"}]}}),
     )
-    .send()
-    .await
-    .expect("create");
+    .sent()
+    .await;
     let v = expect_status(resp, 403, "Forbidden").await;
     assert_eq!(
         v["message"],
@@ -320,9 +311,8 @@ async fn a_node_reaches_only_what_its_pods_use_and_writes_only_its_own() {
         "/api/v1/namespaces/default/pods",
     )
     .json(&mirror)
-    .send()
-    .await
-    .expect("create mirror");
+    .sent()
+    .await;
     let (code, v) = json_of(resp).await;
     assert_eq!(code, 201, "{v}");
     // Bound elsewhere.
@@ -335,9 +325,8 @@ async fn a_node_reaches_only_what_its_pods_use_and_writes_only_its_own() {
         "/api/v1/namespaces/default/pods",
     )
     .json(&elsewhere)
-    .send()
-    .await
-    .expect("create");
+    .sent()
+    .await;
     let v = expect_status(resp, 403, "Forbidden").await;
     assert_eq!(
         v["message"],
@@ -382,15 +371,13 @@ async fn a_node_reaches_only_what_its_pods_use_and_writes_only_its_own() {
     let path = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases";
     let resp = as_node(&tc, reqwest::Method::POST, path)
         .json(&lease("n1"))
-        .send()
-        .await
-        .expect("lease");
+        .sent()
+        .await;
     assert_eq!(resp.status().as_u16(), 201);
     let resp = as_node(&tc, reqwest::Method::POST, path)
         .json(&lease("n2"))
-        .send()
-        .await
-        .expect("lease");
+        .sent()
+        .await;
     let v = expect_status(resp, 403, "Forbidden").await;
     assert_eq!(
         v["message"],

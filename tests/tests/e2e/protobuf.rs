@@ -3,14 +3,13 @@
 //! bodies decoded with prost and the `k8s-pb` bindings of upstream's
 //! `generated.proto` (an implementation independent of ours).
 
+use crate::harness::{Auth, SendExt, TestCluster};
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, PostParams};
 use prost::Message as _;
 use serde_json::json;
-
-use crate::harness::{Auth, TestCluster};
 
 const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
 
@@ -32,12 +31,7 @@ fn decode<T: prost::Message + Default>(body: &[u8], api_version: &str, kind: &st
 }
 
 async fn get(http: &reqwest::Client, url: &str, accept: &str) -> (u16, String, Vec<u8>) {
-    let resp = http
-        .get(url)
-        .header("accept", accept)
-        .send()
-        .await
-        .expect("get");
+    let resp = http.get(url).header("accept", accept).sent().await;
     let code = resp.status().as_u16();
     let content_type = resp
         .headers()
@@ -172,9 +166,8 @@ async fn protobuf_and_yaml_responses() {
         .header("content-type", "application/yaml")
         .header("accept", PROTOBUF)
         .body("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-yaml\ndata:\n  n: \"1\"\n")
-        .send()
-        .await
-        .expect("post");
+        .sent()
+        .await;
     assert_eq!(resp.status().as_u16(), 201);
     let body = resp.bytes().await.expect("body");
     let created: k8s_pb::api::core::v1::ConfigMap = decode(&body, "v1", "ConfigMap");
@@ -241,9 +234,8 @@ async fn protobuf_watch_stream() {
             "application/vnd.kubernetes.protobuf, application/json",
         )
         .timeout(Duration::from_secs(60))
-        .send()
-        .await
-        .expect("watch");
+        .sent()
+        .await;
     assert_eq!(resp.status().as_u16(), 200);
     assert_eq!(
         resp.headers()
@@ -274,27 +266,9 @@ async fn protobuf_watch_stream() {
     let resp = http
         .get(&url)
         .header("accept", "application/yaml")
-        .send()
-        .await
-        .expect("watch");
+        .sent()
+        .await;
     assert_eq!(resp.status().as_u16(), 406);
-}
-
-/// The `k8s\0` + runtime.Unknown envelope around a prost-encoded message,
-/// written by hand as upstream's serializer writes it.
-fn upstream_envelope(api_version: &str, kind: &str, message: &impl prost::Message) -> Vec<u8> {
-    let unknown = k8s_pb::apimachinery::pkg::runtime::Unknown {
-        type_meta: Some(k8s_pb::apimachinery::pkg::runtime::TypeMeta {
-            api_version: Some(api_version.to_owned()),
-            kind: Some(kind.to_owned()),
-        }),
-        raw: Some(message.encode_to_vec()),
-        content_encoding: Some(String::new()),
-        content_type: Some(String::new()),
-    };
-    let mut out = b"k8s\0".to_vec();
-    out.extend_from_slice(&unknown.encode_to_vec());
-    out
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -340,7 +314,7 @@ async fn etcd_data_in_upstreams_encoding() {
     };
     etcd.put(
         "/registry/pods/default/legacy",
-        upstream_envelope("v1", "Pod", &pod),
+        crate::client_go_writes::envelope("v1", "Pod", &pod),
         None,
     )
     .await

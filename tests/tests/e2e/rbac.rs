@@ -2,6 +2,7 @@
 //! taking effect, aggregated ClusterRoles, impersonation, and the access
 //! reviews (`kubectl auth can-i`, `--list`), as a user of upstream sees them.
 
+use crate::harness::{eventually, Auth, SendExt, TestCluster};
 use std::time::Duration;
 
 use k8s_openapi::api::authorization::v1::{
@@ -9,8 +10,6 @@ use k8s_openapi::api::authorization::v1::{
 };
 use kube::api::{Api, PostParams};
 use serde_json::json;
-
-use crate::harness::{eventually, Auth, TestCluster};
 
 async fn can_i(tc: &TestCluster, args: &[&str]) -> String {
     let mut all = vec!["auth", "can-i"];
@@ -359,17 +358,14 @@ async fn service_account_tokens_and_impersonation_are_authorized() {
         .post(tc.url("/api/v1/namespaces/apps/configmaps"))
         .bearer_auth(&token)
         .json(&json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "made-by-robot"}}))
-        .send()
-        .await
-        .expect("create");
+        .sent().await;
     assert_eq!(r.status(), 201);
     // edit may not touch RBAC.
     let r = http
         .get(tc.url("/apis/rbac.authorization.k8s.io/v1/namespaces/apps/roles"))
         .bearer_auth(&token)
-        .send()
-        .await
-        .expect("roles");
+        .sent()
+        .await;
     assert_eq!(r.status(), 403);
 
     // Impersonation needs the impersonate verb.
@@ -377,9 +373,8 @@ async fn service_account_tokens_and_impersonation_are_authorized() {
         .get(tc.url("/api/v1/namespaces/apps/configmaps"))
         .bearer_auth(&token)
         .header("Impersonate-User", "alice")
-        .send()
-        .await
-        .expect("impersonate");
+        .sent()
+        .await;
     assert_eq!(r.status(), 403);
     let v: serde_json::Value = r.json().await.expect("json");
     assert_eq!(
@@ -394,9 +389,8 @@ async fn service_account_tokens_and_impersonation_are_authorized() {
         .header("Impersonate-User", "alice")
         .header("Impersonate-Group", "devs")
         .json(&json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}))
-        .send()
-        .await
-        .expect("whoami");
+        .sent()
+        .await;
     assert_eq!(r.status(), 201);
     let v: serde_json::Value = r.json().await.expect("json");
     assert_eq!(v["status"]["userInfo"]["username"], "alice");
@@ -406,12 +400,5 @@ async fn service_account_tokens_and_impersonation_are_authorized() {
     );
     // Anonymous users reach health and version only.
     let anon = tc.http(Auth::None);
-    assert_eq!(
-        anon.get(tc.url("/version"))
-            .send()
-            .await
-            .expect("version")
-            .status(),
-        200
-    );
+    assert_eq!(anon.get(tc.url("/version")).sent().await.status(), 200);
 }

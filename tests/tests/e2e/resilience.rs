@@ -1,11 +1,10 @@
 //! A failing dependency gets 5xx for what depends on it, and recovery when it
 //! returns.
 
+use crate::harness::{eventually, Auth, SendExt, TestCluster};
 use std::time::Duration;
 
 use deploy::Tier;
-
-use crate::harness::{eventually, Auth, TestCluster};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn etcd_and_tier_outages_give_5xx_then_recover() {
@@ -17,13 +16,12 @@ async fn etcd_and_tier_outages_give_5xx_then_recover() {
         .post(&url)
         .header("content-type", "application/json")
         .body(body)
-        .send()
-        .await
-        .expect("post");
+        .sent()
+        .await;
     assert_eq!(r.status(), 201);
 
     c.cluster.stop_etcd().await.expect("stop etcd");
-    let r = http.get(&url).send().await.expect("get");
+    let r = http.get(&url).sent().await;
     let code = r.status().as_u16();
     let v: serde_json::Value = r.json().await.expect("a Status body");
     assert!((500..600).contains(&code), "got {code}: {v}");
@@ -44,9 +42,8 @@ async fn etcd_and_tier_outages_give_5xx_then_recover() {
         .post(&url)
         .header("content-type", "application/json")
         .body(body.replace("before", "after"))
-        .send()
-        .await
-        .expect("post");
+        .sent()
+        .await;
     assert_eq!(r.status(), 201);
 
     // kube-core down: the aggregator answers 503 with a Status, then recovers.
@@ -54,7 +51,7 @@ async fn etcd_and_tier_outages_give_5xx_then_recover() {
         .stop_tier(Tier::KubeCore)
         .await
         .expect("stop kube-core");
-    let r = http.get(&url).send().await.expect("get");
+    let r = http.get(&url).sent().await;
     assert_eq!(r.status(), 503);
     let v: serde_json::Value = r.json().await.expect("Status");
     assert_eq!(v["reason"], "ServiceUnavailable");

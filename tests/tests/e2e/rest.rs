@@ -1,11 +1,10 @@
 //! The REST semantics through kube-rs: CRUD of several kinds, optimistic
 //! concurrency, patches, finalizers, dry runs, generateName, selectors, paging.
 
+use crate::harness::{expect_code, expect_status, Auth, SendExt, TestCluster};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod, Secret};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
-
-use crate::harness::{expect_status, Auth, TestCluster};
 
 fn cm(name: &str) -> ConfigMap {
     serde_json::from_value(
@@ -86,9 +85,8 @@ async fn crud_namespaces_configmaps_secrets_pods() {
         .patch(c.url("/api/v1/namespaces/rest/configmaps/one"))
         .header("content-type", "application/json-patch+json")
         .body(r#"[{"op": "replace", "path": "/data/k", "value": "v3"}]"#)
-        .send()
-        .await
-        .expect("json patch");
+        .sent()
+        .await;
     assert_eq!(resp.status(), 200);
     let patched: ConfigMap = resp.json().await.expect("patched");
     assert_eq!(
@@ -280,12 +278,8 @@ async fn finalizers_dry_run_generate_name_and_paging() {
     let http = c.http(Auth::AdminCert);
     let first: serde_json::Value = http
         .get(c.url("/api/v1/namespaces/default/configmaps?limit=2"))
-        .send()
-        .await
-        .expect("list")
-        .json()
-        .await
-        .expect("json");
+        .fetch_json()
+        .await;
     assert_eq!(first["items"].as_array().map(Vec::len), Some(2));
     assert_eq!(first["metadata"]["remainingItemCount"], 4, "{first}");
     let token = first["metadata"]["continue"]
@@ -299,12 +293,8 @@ async fn finalizers_dry_run_generate_name_and_paging() {
             .get(c.url(&format!(
                 "/api/v1/namespaces/default/configmaps?limit=2&continue={next}"
             )))
-            .send()
-            .await
-            .expect("page")
-            .json()
-            .await
-            .expect("json");
+            .fetch_json()
+            .await;
         seen += page["items"].as_array().map(Vec::len).unwrap_or(0);
         assert_eq!(
             page["metadata"]["resourceVersion"], first["metadata"]["resourceVersion"],
@@ -330,9 +320,8 @@ async fn finalizers_dry_run_generate_name_and_paging() {
     assert_eq!(fs.items.len(), 1);
     let bad = http
         .get(c.url("/api/v1/namespaces/default/configmaps?fieldSelector=data.k%3Dv"))
-        .send()
-        .await
-        .expect("bad selector");
+        .sent()
+        .await;
     let st = expect_status(bad, 400, "BadRequest").await;
     assert!(
         st["message"]
@@ -357,13 +346,8 @@ async fn delete_answers_per_kind_as_upstream() {
         let url = c.url(&format!("{ns}/{path}"));
         let http = http.clone();
         async move {
-            let r = http.post(url).json(&body).send().await.expect("post");
-            assert_eq!(
-                r.status().as_u16(),
-                201,
-                "{}",
-                r.text().await.unwrap_or_default()
-            );
+            let r = http.post(url).json(&body).sent().await;
+            expect_code(r, 201).await;
         }
     };
     create(
@@ -393,7 +377,7 @@ async fn delete_answers_per_kind_as_upstream() {
         let url = c.url(&format!("{ns}/{path}{query}"));
         let http = http.clone();
         async move {
-            let r = http.delete(url).send().await.expect("delete");
+            let r = http.delete(url).sent().await;
             let code = r.status().as_u16();
             let v: serde_json::Value = r.json().await.expect("json");
             (code, v)
@@ -417,11 +401,7 @@ async fn delete_answers_per_kind_as_upstream() {
         (200, Some("Status"), Some("Success")),
         "{v}"
     );
-    let r = http
-        .get(c.url(&format!("{ns}/configmaps/cm")))
-        .send()
-        .await
-        .expect("get");
+    let r = http.get(c.url(&format!("{ns}/configmaps/cm"))).sent().await;
     assert_eq!(r.status().as_u16(), 200, "a dry-run delete deleted");
     let (code, v) = delete("configmaps/cm", "").await;
     assert_eq!(

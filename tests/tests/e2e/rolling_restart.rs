@@ -8,6 +8,7 @@
 //! last resourceVersion each time its stream ends, sees every object once
 //! and never has to relist.
 
+use crate::harness::{Auth, SendExt, TestCluster};
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -15,7 +16,6 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::harness::{Auth, TestCluster};
 use crate::resilient_client::{
     delivery, watch_resuming, Delivery, Resumed, Retry, WriteLoad, Written,
 };
@@ -70,18 +70,8 @@ async fn rolling_restart_of_kube_core_fails_no_request_and_relists_no_watch() {
     // The watcher: re-watches from its last resourceVersion whenever its
     // stream ends; a 410 would force a relist.
     let start_rv: String = {
-        let list: Value = http
-            .get(&ns_url)
-            .send()
-            .await
-            .expect("list")
-            .json()
-            .await
-            .expect("json");
-        list["metadata"]["resourceVersion"]
-            .as_str()
-            .expect("rv")
-            .to_string()
+        let list: Value = http.get(&ns_url).fetch_json().await;
+        crate::harness::resource_version(&list)
     };
     let seen: Arc<Mutex<Vec<String>>> = Arc::default();
     let relists = Arc::new(Mutex::new(Vec::<String>::new()));
@@ -166,14 +156,7 @@ async fn rolling_restart_of_kube_core_fails_no_request_and_relists_no_watch() {
     assert!(acked.len() > 20, "the load ran: {} writes", acked.len());
 
     // Every acknowledged write is readable.
-    let list: Value = http
-        .get(&ns_url)
-        .send()
-        .await
-        .expect("list")
-        .json()
-        .await
-        .expect("json");
+    let list: Value = http.get(&ns_url).fetch_json().await;
     let stored: BTreeSet<String> = list["items"]
         .as_array()
         .expect("items")

@@ -1,12 +1,11 @@
 //! Service IP and NodePort allocation: unique across two kube-core replicas
 //! sharing one etcd, released on delete; the `kubernetes` Service.
 
+use crate::harness::{eventually, expect_code, Auth, SendExt, TestCluster};
 use std::collections::HashSet;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-
-use crate::harness::{eventually, Auth, TestCluster};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_kube_cores_never_assign_one_cluster_ip_twice() {
@@ -62,7 +61,7 @@ async fn two_kube_cores_never_assign_one_cluster_ip_twice() {
             "metadata": {"name": format!("s{i}")},
             "spec": {"type": ty, "ports": [{"port": 80}]}});
         tasks.push(tokio::spawn(async move {
-            let r = http.post(url).json(&body).send().await.expect("create");
+            let r = http.post(url).json(&body).sent().await;
             let code = r.status().as_u16();
             let v: Value = r.json().await.expect("json");
             assert_eq!(code, 201, "{v}");
@@ -103,9 +102,8 @@ async fn two_kube_cores_never_assign_one_cluster_ip_twice() {
             &json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "dup"},
             "spec": {"clusterIP": taken_ip, "ports": [{"port": 80}]}}),
         )
-        .send()
-        .await
-        .expect("post");
+        .sent()
+        .await;
     let v = crate::harness::expect_status(r, 422, "Invalid").await;
     assert_eq!(v["details"]["causes"][0]["field"], "spec.clusterIPs", "{v}");
     assert!(
@@ -122,9 +120,8 @@ async fn two_kube_cores_never_assign_one_cluster_ip_twice() {
             &json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "dup"},
             "spec": {"type": "NodePort", "ports": [{"port": 80, "nodePort": taken_port}]}}),
         )
-        .send()
-        .await
-        .expect("post");
+        .sent()
+        .await;
     let v = crate::harness::expect_status(r, 422, "Invalid").await;
     assert_eq!(
         v["details"]["causes"][0]["field"], "spec.ports[0].nodePort",
@@ -179,9 +176,8 @@ async fn two_kube_cores_never_assign_one_cluster_ip_twice() {
             &json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "reuse"},
             "spec": {"type": "NodePort", "ports": [{"port": 80, "nodePort": np}]}}),
         )
-        .send()
-        .await
-        .expect("post");
+        .sent()
+        .await;
     assert_eq!(
         r.status().as_u16(),
         201,
@@ -215,15 +211,9 @@ async fn two_kube_cores_never_assign_one_cluster_ip_twice() {
             "spec": {"type": "NodePort", "clusterIP": ip0,
                      "ports": [{"port": 80, "nodePort": port0.parse::<i64>().unwrap_or(0)}]}}),
         )
-        .send()
-        .await
-        .expect("post");
-    assert_eq!(
-        r.status().as_u16(),
-        201,
-        "{}",
-        r.text().await.unwrap_or_default()
-    );
+        .sent()
+        .await;
+    expect_code(r, 201).await;
 }
 
 /// No Service can free or take an address or node port another Service

@@ -4,11 +4,10 @@
 //! the last revision they sent, cleanly, so the client resumes from it on
 //! the restarted tier without relisting; the process exits 0.
 
+use crate::harness::{Auth, SendExt, TestCluster};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-
-use crate::harness::{Auth, TestCluster};
 
 /// Reads watch lines from `resp` until one satisfies `want` (or the stream
 /// ends: `None`).
@@ -38,15 +37,11 @@ async fn create_configmap(http: &reqwest::Client, c: &TestCluster, name: &str) -
     let resp = http
         .post(c.url("/api/v1/namespaces/default/configmaps"))
         .json(&json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}))
-        .send()
-        .await
-        .expect("POST");
+        .sent()
+        .await;
     assert_eq!(resp.status().as_u16(), 201);
     let cm: Value = resp.json().await.expect("json");
-    cm["metadata"]["resourceVersion"]
-        .as_str()
-        .expect("rv")
-        .to_string()
+    crate::harness::resource_version(&cm)
 }
 
 #[tokio::test]
@@ -63,9 +58,7 @@ async fn sigterm_fails_readiness_then_ends_watches_with_a_bookmark_and_exits_zer
             "/api/v1/namespaces/default/configmaps?watch=1&allowWatchBookmarks=true&resourceVersion={start_rv}"
         )))
         .timeout(Duration::from_secs(120))
-        .send()
-        .await
-        .expect("watch");
+        .sent().await;
     assert_eq!(watch.status().as_u16(), 200);
     let after_rv = create_configmap(&http, &c, "after").await;
     let mut buf = Vec::new();
@@ -92,25 +85,16 @@ async fn sigterm_fails_readiness_then_ends_watches_with_a_bookmark_and_exits_zer
 
     // During the delay: not ready, still live, still serving.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let ready = http
-        .get(format!("{core}/readyz?verbose"))
-        .send()
-        .await
-        .expect("readyz");
+    let ready = http.get(format!("{core}/readyz?verbose")).sent().await;
     assert_eq!(ready.status().as_u16(), 500);
     let text = ready.text().await.expect("text");
     assert!(text.contains("[-]shutdown failed"), "{text}");
-    let live = http
-        .get(format!("{core}/livez"))
-        .send()
-        .await
-        .expect("livez");
+    let live = http.get(format!("{core}/livez")).sent().await;
     assert_eq!(live.status().as_u16(), 200);
     let list = http
         .get(c.url("/api/v1/namespaces/default/configmaps"))
-        .send()
-        .await
-        .expect("list");
+        .sent()
+        .await;
     assert_eq!(list.status().as_u16(), 200, "served during the delay");
 
     // Then the watch ends with a BOOKMARK at the last revision it sent.
@@ -155,9 +139,7 @@ async fn sigterm_fails_readiness_then_ends_watches_with_a_bookmark_and_exits_zer
             "/api/v1/namespaces/default/configmaps?watch=1&allowWatchBookmarks=true&resourceVersion={after_rv}"
         )))
         .timeout(Duration::from_secs(60))
-        .send()
-        .await
-        .expect("watch");
+        .sent().await;
     assert_eq!(resumed.status().as_u16(), 200);
     create_configmap(&http, &c, "resumed").await;
     let mut buf = Vec::new();

@@ -4,13 +4,12 @@
 //! of the one in front, exported as OTLP/HTTP JSON to the configured
 //! collector; an unsampled request (sampling rate 0) exports nothing.
 
+use crate::harness::{eventually, Auth, SendExt, TestCluster};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-use crate::harness::{eventually, Auth, TestCluster};
 
 /// A collector accepting OTLP/HTTP JSON on 127.0.0.1; returns its port and
 /// the bodies received.
@@ -116,16 +115,14 @@ async fn one_request_is_one_trace_across_the_tiers() {
     let resp = http
         .get(c.url("/apis/nothere.example.com/v1/things"))
         .header("traceparent", format!("00-{trace}-{parent}-01"))
-        .send()
-        .await
-        .expect("GET");
+        .sent()
+        .await;
     assert_eq!(resp.status().as_u16(), 404);
     let unsampled = http
         .get(c.url("/api/v1/namespaces"))
         .header("Audit-Id", "not-traced")
-        .send()
-        .await
-        .expect("GET");
+        .sent()
+        .await;
     assert_eq!(unsampled.status().as_u16(), 200);
 
     let of_trace = || -> Vec<(String, Value)> {

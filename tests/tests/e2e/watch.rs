@@ -1,6 +1,7 @@
 //! Watches through the aggregator: kubectl get -w, kube-rs watchers,
 //! resuming, 410 Expired, streaming lists.
 
+use crate::harness::{Auth, SendExt, TestCluster};
 use std::time::Duration;
 
 use futures_util::{StreamExt, TryStreamExt};
@@ -9,8 +10,6 @@ use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::runtime::watcher;
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, BufReader};
-
-use crate::harness::{Auth, TestCluster};
 
 fn cm(name: &str) -> ConfigMap {
     serde_json::from_value(json!({"metadata": {"name": name}, "data": {"k": "v"}})).expect("cm")
@@ -193,9 +192,8 @@ async fn resume_expired_and_initial_events_end_bookmark() {
         .get(c.url(&format!(
             "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={rv_a}"
         )))
-        .send()
-        .await
-        .expect("watch");
+        .sent()
+        .await;
     assert_eq!(resp.status(), 200);
     let evs = read_events(resp, Duration::from_secs(10), |e| e.len() >= 2).await;
     let summary: Vec<(String, String)> = evs
@@ -235,9 +233,8 @@ async fn resume_expired_and_initial_events_end_bookmark() {
         .get(c.url(&format!(
             "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={rv_a}"
         )))
-        .send()
-        .await
-        .expect("watch");
+        .sent()
+        .await;
     assert_eq!(resp.status(), 200);
     let evs = read_events(resp, Duration::from_secs(10), |e| e.len() >= 2).await;
     let summary: Vec<(String, String)> = evs
@@ -264,12 +261,8 @@ async fn resume_expired_and_initial_events_end_bookmark() {
     // An exact LIST at a revision etcd has compacted is 410 Expired.
     let current: serde_json::Value = http
         .get(c.url("/api/v1/namespaces/default/configmaps"))
-        .send()
-        .await
-        .expect("list")
-        .json()
-        .await
-        .expect("json");
+        .fetch_json()
+        .await;
     let rv: i64 = current["metadata"]["resourceVersion"]
         .as_str()
         .unwrap_or("0")
@@ -281,9 +274,8 @@ async fn resume_expired_and_initial_events_end_bookmark() {
         .etcd_http_client()
         .post(format!("{}/v3/kv/compaction", c.cluster.etcd_url()))
         .body(format!(r#"{{"revision":"{rv}","physical":true}}"#))
-        .send()
-        .await
-        .expect("compaction");
+        .sent()
+        .await;
     assert!(
         compacted.status().is_success(),
         "{:?}",
@@ -291,9 +283,7 @@ async fn resume_expired_and_initial_events_end_bookmark() {
     );
     let old = http
         .get(c.url(&format!("/api/v1/namespaces/default/configmaps?resourceVersion={rv_a}&resourceVersionMatch=Exact")))
-        .send()
-        .await
-        .expect("list");
+        .sent().await;
     crate::harness::expect_status(old, 410, "Expired").await;
     // Once etcd has compacted it, resuming from that resourceVersion ends the
     // stream with an in-stream 410, and the client relists.
@@ -301,9 +291,8 @@ async fn resume_expired_and_initial_events_end_bookmark() {
         .get(c.url(&format!(
             "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={rv_a}"
         )))
-        .send()
-        .await
-        .expect("watch");
+        .sent()
+        .await;
     assert_eq!(resp.status(), 200);
     let evs = read_events(resp, Duration::from_secs(10), |e| !e.is_empty()).await;
     assert_eq!(
@@ -317,9 +306,7 @@ async fn resume_expired_and_initial_events_end_bookmark() {
     // A streaming list: current state, then the initial-events-end bookmark.
     let resp = http
         .get(c.url("/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"))
-        .send()
-        .await
-        .expect("watch");
+        .sent().await;
     let evs = read_events(resp, Duration::from_secs(10), |e| {
         e.iter().any(|e| e["type"] == "BOOKMARK")
     })
@@ -335,9 +322,8 @@ async fn resume_expired_and_initial_events_end_bookmark() {
     // Without the required options it is rejected, so clients fall back to LIST+WATCH.
     let resp = http
         .get(c.url("/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true"))
-        .send()
-        .await
-        .expect("watch");
+        .sent()
+        .await;
     assert_eq!(resp.status(), 422);
 }
 
@@ -352,12 +338,8 @@ async fn bookmark_shortly_before_the_watch_deadline() {
         .post(c.url("/api/v1/namespaces/default/configmaps"))
         .json(&serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "unwatched"}}))
-        .send()
-        .await
-        .expect("create")
-        .json()
-        .await
-        .expect("created");
+        .fetch_json()
+        .await;
     let newest: i64 = created["metadata"]["resourceVersion"]
         .as_str()
         .and_then(|s| s.parse().ok())
@@ -368,9 +350,8 @@ async fn bookmark_shortly_before_the_watch_deadline() {
             "/api/v1/namespaces/default/configmaps?watch=true&allowWatchBookmarks=true\
              &timeoutSeconds=4&labelSelector=app%3Dnone&resourceVersion={newest}"
         )))
-        .send()
+        .sent()
         .await
-        .expect("watch")
         .text()
         .await
         .expect("stream");

@@ -1,6 +1,7 @@
 //! Watches and lists served from memory: continuity across replicas and
 //! restarts, and informer-style sync of a large resource.
 
+use crate::harness::{eventually, Auth, SendExt, TestCluster};
 use std::collections::BTreeSet;
 use std::time::Duration;
 
@@ -9,8 +10,6 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::runtime::watcher;
 use serde_json::{json, Value};
-
-use crate::harness::{eventually, Auth, TestCluster};
 
 /// Reads watch events from `resp` into `out` until `until` holds, the stream
 /// ends, or `max` passes.
@@ -73,12 +72,8 @@ async fn watch_on_one_replica_sees_writes_through_another_across_its_restart() {
     let cms: Api<ConfigMap> = Api::namespaced(client, "default");
     let start: Value = http
         .get(c.url("/api/v1/namespaces/default/configmaps"))
-        .send()
-        .await
-        .expect("list")
-        .json()
-        .await
-        .expect("json");
+        .fetch_json()
+        .await;
     let start_rv = start["metadata"]["resourceVersion"]
         .as_str()
         .unwrap_or("0")
@@ -130,9 +125,7 @@ async fn watch_on_one_replica_sees_writes_through_another_across_its_restart() {
     let mut seen = Vec::new();
     let resp = http
         .get(format!("{replica_url}/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={start_rv}"))
-        .send()
-        .await
-        .expect("watch");
+        .sent().await;
     assert_eq!(resp.status(), 200);
     collect(resp, &mut seen, Duration::from_secs(20), |e| e.len() >= 10).await;
     assert_eq!(seen.len(), 10, "first half: {seen:?}");
@@ -154,9 +147,8 @@ async fn watch_on_one_replica_sees_writes_through_another_across_its_restart() {
         .get(format!(
             "{replica_url}/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={last}"
         ))
-        .send()
-        .await
-        .expect("resume");
+        .sent()
+        .await;
     assert_eq!(resp.status(), 200);
     collect(resp, &mut seen, Duration::from_secs(20), |e| e.len() >= 50).await;
 
@@ -209,7 +201,7 @@ async fn informers_sync_a_5000_object_resource() {
         let http = http.clone();
         let url = c.url(&format!("/api/v1/namespaces/default/configmaps{query}"));
         async move {
-            let resp = http.get(url).send().await.expect("list");
+            let resp = http.get(url).sent().await;
             assert_eq!(resp.status().as_u16(), 200);
             resp.json::<Value>().await.expect("list json")
         }
@@ -224,10 +216,7 @@ async fn informers_sync_a_5000_object_resource() {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         cached = list("?resourceVersion=0".into()).await;
     }
-    let at = cached["metadata"]["resourceVersion"]
-        .as_str()
-        .expect("rv")
-        .to_string();
+    let at = crate::harness::resource_version(&cached);
     cms.create(
         &PostParams::default(),
         &serde_json::from_value(json!({"metadata": {"name": "zz-late"}})).expect("cm"),
@@ -329,9 +318,8 @@ async fn gets_with_a_resource_version_are_served_from_memory() {
     // Not older than the patch: the cache waits for it and serves it.
     let resp = http
         .get(format!("{url}?resourceVersion={patched_rv}"))
-        .send()
-        .await
-        .expect("GET");
+        .sent()
+        .await;
     assert_eq!(resp.status(), 200);
     assert_eq!(
         resp.headers()["content-type"].to_str().unwrap_or_default(),
@@ -360,9 +348,8 @@ async fn gets_with_a_resource_version_are_served_from_memory() {
     let resp = http
         .get(format!("{url}?resourceVersion=0"))
         .header("accept", "application/vnd.kubernetes.protobuf")
-        .send()
-        .await
-        .expect("GET protobuf");
+        .sent()
+        .await;
     assert_eq!(resp.status(), 200);
     let body = resp.bytes().await.expect("body");
     assert!(body.starts_with(b"k8s\0"), "protobuf envelope");
@@ -370,17 +357,12 @@ async fn gets_with_a_resource_version_are_served_from_memory() {
     // A missing object: 404 NotFound Status, as from etcd.
     let resp = http
         .get(c.url("/api/v1/namespaces/default/configmaps/absent?resourceVersion=0"))
-        .send()
-        .await
-        .expect("GET missing");
+        .sent()
+        .await;
     crate::harness::expect_status(resp, 404, "NotFound").await;
 
     // A malformed resourceVersion is a 400 BadRequest.
-    let resp = http
-        .get(format!("{url}?resourceVersion=abc"))
-        .send()
-        .await
-        .expect("GET bad rv");
+    let resp = http.get(format!("{url}?resourceVersion=abc")).sent().await;
     crate::harness::expect_status(resp, 400, "BadRequest").await;
 }
 
@@ -403,9 +385,8 @@ async fn pods_by_node_from_the_index_agree_with_etcd() {
             let r = http
                 .post(c.url(&format!("/api/v1/namespaces/{ns}/pods")))
                 .json(&pod)
-                .send()
-                .await
-                .expect("create");
+                .sent()
+                .await;
             assert_eq!(r.status(), 201);
         }
     }
@@ -416,9 +397,8 @@ async fn pods_by_node_from_the_index_agree_with_etcd() {
             &json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p2"},
             "target": {"kind": "Node", "name": "n1"}}),
         )
-        .send()
-        .await
-        .expect("bind");
+        .sent()
+        .await;
     assert_eq!(r.status(), 201);
     c.kubectl_ok(&[
         "delete",
@@ -465,15 +445,7 @@ async fn pods_by_node_from_the_index_agree_with_etcd() {
             let get = |rv: &str| {
                 let url = c.url(&format!("{path}?fieldSelector={selector}{rv}"));
                 let http = http.clone();
-                async move {
-                    http.get(url)
-                        .send()
-                        .await
-                        .expect("list")
-                        .json::<Value>()
-                        .await
-                        .expect("json")
-                }
+                async move { http.get(url).fetch_json::<Value>().await }
             };
             let cached = names(get("&resourceVersion=0").await);
             let etcd = names(get("").await);

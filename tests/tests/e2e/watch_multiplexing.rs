@@ -2,9 +2,8 @@
 //! kube-core (at most 100 streams each) instead of one connection per
 //! watch, and every one of them still receives every event.
 
+use crate::harness::{Auth, SendExt, TestCluster};
 use std::time::Duration;
-
-use crate::harness::{Auth, TestCluster};
 
 /// Established TCP connections on this machine to `port` (client sides).
 fn connections_to(port: u16) -> usize {
@@ -44,9 +43,7 @@ async fn proxied_watches_share_connections_to_kube_core() {
             .get(c.url(
                 "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=0&timeoutSeconds=120",
             ))
-            .send()
-            .await
-            .expect("watch");
+            .sent().await;
         assert_eq!(resp.status().as_u16(), 200);
         watches.push(resp);
     }

@@ -5,6 +5,7 @@
 //! failure policy and reinvocation policy, with upstream's messages, and
 //! never stores what a webhook stopped.
 
+use crate::harness::{eventually, SendExt, TestCluster};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -12,7 +13,6 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use serde_json::{json, Value};
 
-use crate::harness::{eventually, TestCluster};
 use crate::review_server;
 
 /// Calls per path, and per (path, object name).
@@ -458,9 +458,8 @@ async fn webhooks_mutate_deny_and_skip_what_they_should() {
         let r = http
             .post(c.url("/api/v1/namespaces/wh/pods/bad-pod/eviction"))
             .json(&eviction)
-            .send()
-            .await
-            .expect("post");
+            .sent()
+            .await;
         r.status().as_u16() == 403
     })
     .await;
@@ -476,9 +475,8 @@ async fn webhooks_mutate_deny_and_skip_what_they_should() {
         .get(format!("https://127.0.0.1:{port}/metrics"))
         .header("X-Remote-User", "prometheus")
         .header("X-Remote-Group", "system:monitoring")
-        .send()
-        .await
-        .expect("metrics");
+        .sent()
+        .await;
     assert_eq!(metrics.status().as_u16(), 200);
     let text = metrics.text().await.expect("text");
     for expected in [

@@ -8,6 +8,7 @@
 //! ([`rolling_restart`]) and configuration reaching every replica
 //! ([`propagation`]) are beside it.
 
+use crate::harness::SendExt;
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -99,18 +100,8 @@ async fn killing_one_of_each_loses_no_write_and_no_event() {
     ];
 
     let start_rv = {
-        let list: Value = http
-            .get(&url)
-            .send()
-            .await
-            .expect("list")
-            .json()
-            .await
-            .expect("json");
-        list["metadata"]["resourceVersion"]
-            .as_str()
-            .expect("rv")
-            .to_string()
+        let list: Value = http.get(&url).fetch_json().await;
+        crate::harness::resource_version(&list)
     };
     let stop = Arc::new(AtomicBool::new(false));
     let seen: Arc<Mutex<Vec<String>>> = Arc::default();
@@ -199,14 +190,7 @@ async fn killing_one_of_each_loses_no_write_and_no_event() {
     );
     assert!(acked.len() > 50, "the load ran: {}", acked.len());
 
-    let list: Value = http
-        .get(&url)
-        .send()
-        .await
-        .expect("list")
-        .json()
-        .await
-        .expect("json");
+    let list: Value = http.get(&url).fetch_json().await;
     let stored: std::collections::BTreeMap<String, String> = list["items"]
         .as_array()
         .expect("items")

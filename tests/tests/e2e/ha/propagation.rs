@@ -1,6 +1,7 @@
 //! Configuration changes reaching every replica of the highly available layout.
 
 use super::*;
+use crate::harness::{expect_code, SendExt};
 
 /// Polls `probe` until it holds, up to `limit`; returns how long it took,
 /// or `None` when it never held.
@@ -50,15 +51,9 @@ async fn configuration_changes_reach_every_replica_within_a_second() {
             "{front}/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
         ))
         .json(&crd)
-        .send()
-        .await
-        .expect("create the CRD");
-    assert_eq!(
-        r.status().as_u16(),
-        201,
-        "{}",
-        r.text().await.unwrap_or_default()
-    );
+        .sent()
+        .await;
+    expect_code(r, 201).await;
     let established = time_until(Duration::from_secs(10), || async {
         let Ok(r) = http
             .get(format!("{front}/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.ha.example.com"))
@@ -97,7 +92,7 @@ async fn configuration_changes_reach_every_replica_within_a_second() {
             .header("Impersonate-User", "alice")
     };
     for base in replicas(Tier::KubeCore) {
-        let r = pods_as_alice(&base).send().await.expect("list as alice");
+        let r = pods_as_alice(&base).sent().await;
         assert_eq!(
             r.status().as_u16(),
             403,
@@ -116,15 +111,9 @@ async fn configuration_changes_reach_every_replica_within_a_second() {
             "{writer}/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"
         ))
         .json(&binding)
-        .send()
-        .await
-        .expect("create the binding");
-    assert_eq!(
-        r.status().as_u16(),
-        201,
-        "{}",
-        r.text().await.unwrap_or_default()
-    );
+        .sent()
+        .await;
+    expect_code(r, 201).await;
     for base in replicas(Tier::KubeCore) {
         let took = time_until(LIMIT, || async {
             matches!(pods_as_alice(&base).send().await, Ok(r) if r.status().as_u16() == 200)
@@ -156,15 +145,9 @@ async fn configuration_changes_reach_every_replica_within_a_second() {
             "{writer}/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
         ))
         .json(&webhook)
-        .send()
-        .await
-        .expect("create the webhook configuration");
-    assert_eq!(
-        r.status().as_u16(),
-        201,
-        "{}",
-        r.text().await.unwrap_or_default()
-    );
+        .sent()
+        .await;
+    expect_code(r, 201).await;
     for (i, base) in replicas(Tier::KubeCore).into_iter().enumerate() {
         let n = AtomicUsize::new(0);
         let took = time_until(LIMIT, || async {
@@ -208,15 +191,9 @@ async fn configuration_changes_reach_every_replica_within_a_second() {
             "{front}/apis/apiregistration.k8s.io/v1/apiservices"
         ))
         .json(&apiservice)
-        .send()
-        .await
-        .expect("create the APIService");
-    assert_eq!(
-        r.status().as_u16(),
-        201,
-        "{}",
-        r.text().await.unwrap_or_default()
-    );
+        .sent()
+        .await;
+    expect_code(r, 201).await;
     for base in replicas(Tier::Aggregator) {
         let took = time_until(LIMIT, || async {
             let Ok(r) = http

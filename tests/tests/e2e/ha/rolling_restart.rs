@@ -1,6 +1,7 @@
 //! A rolling restart of every tier of the highly available layout under load.
 
 use super::*;
+use crate::harness::SendExt;
 
 /// A rolling restart of every tier (each replica SIGTERMed and restarted in
 /// turn, extensions, kube-core, then the aggregators) under a write load
@@ -21,18 +22,8 @@ async fn rolling_restart_of_every_tier_fails_no_request() {
     ];
     let list_url = format!("{}/api/v1/namespaces/default/configmaps", fronts[0]);
     let start_rv = {
-        let list: Value = http
-            .get(&list_url)
-            .send()
-            .await
-            .expect("list")
-            .json()
-            .await
-            .expect("json");
-        list["metadata"]["resourceVersion"]
-            .as_str()
-            .expect("rv")
-            .to_string()
+        let list: Value = http.get(&list_url).fetch_json().await;
+        crate::harness::resource_version(&list)
     };
     let stop = Arc::new(AtomicBool::new(false));
     let seen: Arc<Mutex<Vec<String>>> = Arc::default();
@@ -103,14 +94,7 @@ async fn rolling_restart_of_every_tier_fails_no_request() {
         failed.is_empty(),
         "writes failed after client retries: {failed:?}"
     );
-    let list: Value = http
-        .get(&list_url)
-        .send()
-        .await
-        .expect("list")
-        .json()
-        .await
-        .expect("json");
+    let list: Value = http.get(&list_url).fetch_json().await;
     let stored: BTreeSet<String> = list["items"]
         .as_array()
         .expect("items")
