@@ -6,7 +6,7 @@
 UPSTREAM_KUBERNETES_TREE is a Kubernetes source tree (e.g. v1.36.2 from the
 fetch tool's snapshot of openshift/microshift, deps/github.com/openshift/kubernetes;
 README: "The real control plane"). For every message in
-apiserver/src/protobuf/schema/*.rs it prints the fields upstream's message of
+apiserver/src/protobuf/schema/tables/*.txt it prints the fields upstream's message of
 that name has and ours lacks, and field numbers whose names differ (other
 than in case). A missing field is dropped when an object is stored: every
 built-in object is protobuf in etcd, so such a gap loses data silently.
@@ -23,10 +23,16 @@ FIELD = re.compile(r'^\s+(?:optional\s+[\w.]+|repeated\s+[\w.]+|map<[^>]+>)\s+(\
 
 def ours():
     tables = {}
-    for path in glob.glob(os.path.join(HERE, '..', 'apiserver/src/protobuf/schema/*.rs')):
-        text = open(path).read()
-        for m in re.finditer(r'msg\(\s*"([^"]+)",\s*&\[(.*?)\]\s*,?\s*\)', text, re.S):
-            tables[m.group(1)] = {int(n): name for n, name in re.findall(r'\(\s*(\d+),\s*"([^"]+)"', m.group(2))}
+    for path in glob.glob(os.path.join(HERE, '..', 'apiserver/src/protobuf/schema/tables/*.txt')):
+        current = None
+        for line in open(path):
+            words = line.split('#', 1)[0].split()
+            if not words:
+                continue
+            if words[0] in ('kind', 'message'):
+                current = tables.setdefault(words[1], {})
+            elif current is not None:
+                current[int(words[0])] = words[1]
     return tables
 
 

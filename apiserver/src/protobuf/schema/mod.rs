@@ -5,54 +5,33 @@
 //! the order upstream's JSON encoder writes them), each with its protobuf
 //! field number, its JSON name, a [`Kind`] and a [`Card`]inality. Message
 //! types are named `<group>.<version>.<GoType>` (`core.v1.PodSpec`,
-//! `meta.v1.ObjectMeta`, ...). The tables were written from upstream's
-//! `generated.proto` files (Kubernetes 1.33; the resource, certificates,
-//! admissionregistration, node, flowcontrol and storagemigration groups
-//! and networking's IPAddress and ServiceCIDR from 1.36, see each file);
-//! they hold only what the decoder needs: numbers, JSON names and types.
-//! A kind's own message is declared with [`top_level`] (upstream's types
-//! registered with its scheme), nested types with [`msg`]; the message of
-//! kind `K` at `<group>/<version>` is `<package>.<version>.K`, the package
-//! named in [`GROUPS`].
+//! `meta.v1.ObjectMeta`, ...). The tables, one text file per API group
+//! under `tables/` (their notation in [`table_text`]), were written from
+//! upstream's `generated.proto` files (Kubernetes 1.33; the resource,
+//! certificates, admissionregistration, node, flowcontrol and
+//! storagemigration groups and networking's IPAddress and ServiceCIDR from
+//! 1.36, see each file); they hold only what the decoder needs: numbers,
+//! JSON names and types. A kind's own message is declared `kind`
+//! (upstream's types registered with its scheme), nested types `message`;
+//! the message of kind `K` at `<group>/<version>` is
+//! `<package>.<version>.K`, the package named in [`GROUPS`].
 //!
 //! Scalar fields carry a [`Zero`] rule that says what to do with a zero
 //! value (`""`, `0`, `false`) that is present on the wire. Go's protobuf
 //! marshaller writes every non-pointer field, so kubectl sends
 //! `hostNetwork: false` and `restartPolicy: ""` on every pod; upstream
 //! drops them again when it writes JSON (`omitempty`), while pointer
-//! fields (`replicas: 0`, `immutable: false`) survive. The helper
-//! functions below encode that: `s`, `b`, `int32`, `int64` omit zero
-//! values; `sp`, `bp`, `int32p`, `int64p` keep them.
+//! fields (`replicas: 0`, `immutable: false`) survive. The tables say it as
+//! Go does: `string`, `bool`, `int32`, `int64` omit zero values; `*string`,
+//! `*bool`, `*int32`, `*int64` keep them.
 
-mod admissionregistration_v1;
-mod apiextensions_v1;
-mod apps_v1;
-mod authentication_v1;
-mod authorization_v1;
-mod autoscaling;
-mod batch_v1;
-mod certificates_v1;
-mod coordination_v1;
-mod core_v1;
-mod core_v1_pod;
-mod core_v1_volume;
-mod discovery_v1;
-mod events_v1;
-mod flowcontrol_v1;
-mod meta_v1;
-mod networking_v1;
-mod node_v1;
-mod policy_v1;
-mod rbac_v1;
-mod resource_v1;
-mod scheduling_v1;
-mod storage_v1;
-mod storagemigration_v1;
+mod table_text;
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-pub(crate) use apiextensions_v1::JSON_SCHEMA_PROPS;
+/// The recursive schema message the polymorphic kinds carry.
+pub(crate) const JSON_SCHEMA_PROPS: &str = "apiextensions.v1.JSONSchemaProps";
 
 /// What to do with a scalar that is present on the wire but holds its zero
 /// value.
@@ -163,187 +142,58 @@ impl Message {
     }
 }
 
-const fn field(tag: u32, json: &'static str, kind: Kind, card: Card) -> Field {
-    Field {
-        tag,
-        json,
-        kind,
-        card,
-    }
-}
-
-/// A message table entry for a nested type.
-const fn msg(name: &'static str, fields: &'static [Field]) -> Message {
-    Message {
-        name,
-        fields,
-        top_level: false,
-    }
-}
-
-/// A message table entry for a kind: an object that is sent and stored on
-/// its own, with `apiVersion` and `kind`.
-const fn top_level(name: &'static str, fields: &'static [Field]) -> Message {
-    Message {
-        name,
-        fields,
-        top_level: true,
-    }
-}
-
-/// A string; `""` is omitted.
-const fn s(tag: u32, json: &'static str) -> Field {
-    field(tag, json, Kind::String(Zero::Omit), Card::Single)
-}
-/// A pointer string; `""` is kept.
-const fn sp(tag: u32, json: &'static str) -> Field {
-    field(tag, json, Kind::String(Zero::Keep), Card::Single)
-}
-/// A bool; `false` is omitted.
-const fn b(tag: u32, json: &'static str) -> Field {
-    field(tag, json, Kind::Bool(Zero::Omit), Card::Single)
-}
-/// A pointer bool; `false` is kept.
-const fn bp(tag: u32, json: &'static str) -> Field {
-    field(tag, json, Kind::Bool(Zero::Keep), Card::Single)
-}
-/// An int32; `0` is omitted.
-const fn int32(tag: u32, json: &'static str) -> Field {
-    field(tag, json, Kind::Int32(Zero::Omit), Card::Single)
-}
-/// A pointer (or required) int32; `0` is kept.
-const fn int32p(tag: u32, json: &'static str) -> Field {
-    field(tag, json, Kind::Int32(Zero::Keep), Card::Single)
-}
-/// An int64; `0` is omitted.
-const fn int64(tag: u32, json: &'static str) -> Field {
-    field(tag, json, Kind::Int64(Zero::Omit), Card::Single)
-}
-/// A pointer (or required) int64; `0` is kept.
-const fn int64p(tag: u32, json: &'static str) -> Field {
-    field(tag, json, Kind::Int64(Zero::Keep), Card::Single)
-}
-/// Bytes, base64 in JSON.
-const fn by(tag: u32, json: &'static str) -> Field {
-    field(tag, json, Kind::Bytes, Card::Single)
-}
-/// A nested message.
-const fn m(tag: u32, json: &'static str, ty: &'static str) -> Field {
-    field(tag, json, Kind::Message(ty), Card::Single)
-}
-/// A nested message embedded inline in JSON.
-const fn inl(tag: u32, json: &'static str, ty: &'static str) -> Field {
-    field(tag, json, Kind::Inline(ty), Card::Single)
-}
-/// A `meta.v1.Time`.
-const fn time(tag: u32, json: &'static str) -> Field {
-    field(tag, json, Kind::Time, Card::Single)
-}
-/// A `meta.v1.MicroTime`.
-const fn mtime(tag: u32, json: &'static str) -> Field {
-    field(tag, json, Kind::MicroTime, Card::Single)
-}
-/// A `meta.v1.Duration`.
-#[allow(dead_code)] // no covered message has a duration
-const fn dur(tag: u32, json: &'static str) -> Field {
-    field(tag, json, Kind::Duration, Card::Single)
-}
-/// An `intstr.IntOrString`.
-const fn ios(tag: u32, json: &'static str) -> Field {
-    field(tag, json, Kind::IntOrString, Card::Single)
-}
-/// A `resource.Quantity`.
-const fn qty(tag: u32, json: &'static str) -> Field {
-    field(tag, json, Kind::Quantity, Card::Single)
-}
-/// A `meta.v1.FieldsV1`.
-const fn fields_v1(tag: u32, json: &'static str) -> Field {
-    field(tag, json, Kind::FieldsV1, Card::Single)
-}
-/// A `runtime.RawExtension`.
-const fn raw_ext(tag: u32, json: &'static str) -> Field {
-    field(tag, json, Kind::RawExtension, Card::Single)
-}
-/// `repeated string`.
-const fn rs(tag: u32, json: &'static str) -> Field {
-    field(tag, json, Kind::String(Zero::Keep), Card::Repeated)
-}
-/// `repeated int32`.
-const fn rint32(tag: u32, json: &'static str) -> Field {
-    field(tag, json, Kind::Int32(Zero::Keep), Card::Repeated)
-}
-/// `repeated int64`.
-const fn rint64(tag: u32, json: &'static str) -> Field {
-    field(tag, json, Kind::Int64(Zero::Keep), Card::Repeated)
-}
-/// `repeated bool`.
-const fn rbool(tag: u32, json: &'static str) -> Field {
-    field(tag, json, Kind::Bool(Zero::Keep), Card::Repeated)
-}
-/// `repeated Quantity`.
-const fn rqty(tag: u32, json: &'static str) -> Field {
-    field(tag, json, Kind::Quantity, Card::Repeated)
-}
-/// A repeated message.
-const fn rm(tag: u32, json: &'static str, ty: &'static str) -> Field {
-    field(tag, json, Kind::Message(ty), Card::Repeated)
-}
-/// `map<string, string>`.
-const fn mss(tag: u32, json: &'static str) -> Field {
-    field(tag, json, Kind::String(Zero::Keep), Card::Map)
-}
-/// `map<string, bytes>`.
-const fn msb(tag: u32, json: &'static str) -> Field {
-    field(tag, json, Kind::Bytes, Card::Map)
-}
-/// `map<string, Quantity>` (a `ResourceList`).
-const fn msq(tag: u32, json: &'static str) -> Field {
-    field(tag, json, Kind::Quantity, Card::Map)
-}
-/// `map<string, Time>`.
-const fn mst(tag: u32, json: &'static str) -> Field {
-    field(tag, json, Kind::Time, Card::Map)
-}
-/// `map<string, ExtraValue>` (string lists).
-const fn msl(tag: u32, json: &'static str) -> Field {
-    field(tag, json, Kind::StringList, Card::Map)
-}
-/// `map<string, Message>`.
-const fn msm(tag: u32, json: &'static str, ty: &'static str) -> Field {
-    field(tag, json, Kind::Message(ty), Card::Map)
-}
-
-/// Every table, by API group.
-const TABLES: &[&[Message]] = &[
-    meta_v1::MESSAGES,
-    core_v1::MESSAGES,
-    core_v1_pod::MESSAGES,
-    core_v1_volume::MESSAGES,
-    apps_v1::MESSAGES,
-    batch_v1::MESSAGES,
-    rbac_v1::MESSAGES,
-    networking_v1::MESSAGES,
-    autoscaling::MESSAGES,
-    authentication_v1::MESSAGES,
-    authorization_v1::MESSAGES,
-    policy_v1::MESSAGES,
-    scheduling_v1::MESSAGES,
-    coordination_v1::MESSAGES,
-    discovery_v1::MESSAGES,
-    events_v1::MESSAGES,
-    storage_v1::MESSAGES,
-    resource_v1::MESSAGES,
-    certificates_v1::MESSAGES,
-    admissionregistration_v1::MESSAGES,
-    node_v1::MESSAGES,
-    flowcontrol_v1::MESSAGES,
-    storagemigration_v1::MESSAGES,
-    apiextensions_v1::MESSAGES,
+/// Every table, by API group: its file under `tables/` and its text.
+const TABLES: &[(&str, &str)] = &[
+    ("meta_v1", include_str!("tables/meta_v1.txt")),
+    ("core_v1", include_str!("tables/core_v1.txt")),
+    ("core_v1_pod", include_str!("tables/core_v1_pod.txt")),
+    ("core_v1_volume", include_str!("tables/core_v1_volume.txt")),
+    ("apps_v1", include_str!("tables/apps_v1.txt")),
+    ("batch_v1", include_str!("tables/batch_v1.txt")),
+    ("rbac_v1", include_str!("tables/rbac_v1.txt")),
+    ("networking_v1", include_str!("tables/networking_v1.txt")),
+    ("autoscaling", include_str!("tables/autoscaling.txt")),
+    (
+        "authentication_v1",
+        include_str!("tables/authentication_v1.txt"),
+    ),
+    (
+        "authorization_v1",
+        include_str!("tables/authorization_v1.txt"),
+    ),
+    ("policy_v1", include_str!("tables/policy_v1.txt")),
+    ("scheduling_v1", include_str!("tables/scheduling_v1.txt")),
+    (
+        "coordination_v1",
+        include_str!("tables/coordination_v1.txt"),
+    ),
+    ("discovery_v1", include_str!("tables/discovery_v1.txt")),
+    ("events_v1", include_str!("tables/events_v1.txt")),
+    ("storage_v1", include_str!("tables/storage_v1.txt")),
+    ("resource_v1", include_str!("tables/resource_v1.txt")),
+    (
+        "certificates_v1",
+        include_str!("tables/certificates_v1.txt"),
+    ),
+    (
+        "admissionregistration_v1",
+        include_str!("tables/admissionregistration_v1.txt"),
+    ),
+    ("node_v1", include_str!("tables/node_v1.txt")),
+    ("flowcontrol_v1", include_str!("tables/flowcontrol_v1.txt")),
+    (
+        "storagemigration_v1",
+        include_str!("tables/storagemigration_v1.txt"),
+    ),
+    (
+        "apiextensions_v1",
+        include_str!("tables/apiextensions_v1.txt"),
+    ),
 ];
 
 /// The API groups whose messages the tables hold, with the Go package
 /// that names them: the message of kind `K` at `<group>/<version>` is
-/// `<package>.<version>.K`, if the tables mark it [`top_level`].
+/// `<package>.<version>.K`, if the tables declare it a `kind`.
 const GROUPS: &[(&str, &str)] = &[
     ("", "core"),
     ("apps", "apps"),
@@ -373,12 +223,27 @@ const GROUPS: &[(&str, &str)] = &[
 /// `metav1.AddToGroupVersion`), so they are accepted under any apiVersion.
 const META_KINDS: &[&str] = &["DeleteOptions", "Status"];
 
+/// Every message of every table, read from the tables' text once.
+fn messages() -> &'static [Message] {
+    static MESSAGES: OnceLock<Vec<Message>> = OnceLock::new();
+    MESSAGES.get_or_init(|| {
+        let mut all = Vec::new();
+        for (file, text) in TABLES {
+            match table_text::parse(file, text) {
+                Ok(messages) => all.extend(messages),
+                // The tables are part of the binary: the unit tests read every one.
+                Err(err) => panic!("protobuf schema table {err}"),
+            }
+        }
+        all
+    })
+}
+
 fn index() -> &'static HashMap<&'static str, &'static Message> {
     static INDEX: OnceLock<HashMap<&'static str, &'static Message>> = OnceLock::new();
     INDEX.get_or_init(|| {
-        TABLES
+        messages()
             .iter()
-            .flat_map(|table| table.iter())
             .map(|message| (message.name, message))
             .collect()
     })
@@ -386,7 +251,7 @@ fn index() -> &'static HashMap<&'static str, &'static Message> {
 
 /// Every message of every table.
 pub(crate) fn all_messages() -> impl Iterator<Item = &'static Message> {
-    TABLES.iter().flat_map(|table| table.iter())
+    messages().iter()
 }
 
 /// Every top-level (apiVersion, kind) the tables cover.
@@ -438,7 +303,15 @@ mod tests {
     use std::collections::HashSet;
 
     fn all() -> impl Iterator<Item = &'static Message> {
-        TABLES.iter().flat_map(|table| table.iter())
+        all_messages()
+    }
+
+    #[test]
+    fn every_table_reads() {
+        for (file, text) in TABLES {
+            assert!(table_text::parse(file, text).is_ok(), "{file}");
+        }
+        assert!(all_messages().count() > 500);
     }
 
     #[test]
