@@ -57,6 +57,8 @@ pub struct OpenApiV2 {
     local: RwLock<Option<Cached>>,
     remote: RwLock<HashMap<String, Cached>>,
     merged: RwLock<Option<Arc<Merged>>>,
+    /// The merged document's protobuf form.
+    protobuf: apiserver::openapi::v2::ProtobufForm,
     /// Bumped when the local chain's discovery changed (a CRD came, went
     /// or changed its versions): its document is asked for again at once.
     local_changes: Option<tokio::sync::watch::Receiver<u64>>,
@@ -81,6 +83,7 @@ impl OpenApiV2 {
             local: RwLock::new(None),
             remote: RwLock::new(HashMap::new()),
             merged: RwLock::new(None),
+            protobuf: Default::default(),
             local_changes,
             own: own.and_then(|b| serde_json::from_slice(b).ok()),
         })
@@ -102,7 +105,7 @@ impl OpenApiV2 {
             .headers()
             .get(http::header::ACCEPT)
             .and_then(|v| v.to_str().ok());
-        apiserver::openapi::v2::respond(&m.bytes, &m.etag, if_none_match, accept)
+        apiserver::openapi::v2::respond(&m.bytes, &m.etag, if_none_match, accept, &self.protobuf)
     }
 
     /// Downloads `/openapi/v2` through `d` into `cached`; whether it changed.

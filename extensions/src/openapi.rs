@@ -55,6 +55,8 @@ pub struct OpenApi {
     cache: Mutex<HashMap<(String, String), (u64, Arc<Vec<u8>>)>>,
     /// `/openapi/v2`: (content key, document bytes, ETag).
     v2: Mutex<Option<(u64, bytes::Bytes, Arc<str>)>>,
+    /// `/openapi/v2`'s protobuf form.
+    v2_protobuf: apiserver::openapi::v2::ProtobufForm,
 }
 
 fn served_versions(c: &Value) -> impl Iterator<Item = &str> {
@@ -207,7 +209,7 @@ impl OpenApi {
             .headers()
             .get(http::header::ACCEPT)
             .and_then(|v| v.to_str().ok());
-        apiserver::openapi::v2::respond(&bytes, &etag, inm, accept)
+        apiserver::openapi::v2::respond(&bytes, &etag, inm, accept, &self.v2_protobuf)
     }
 
     /// Serves `/openapi/v3` and `/openapi/v3/apis/<group>/<version>`.

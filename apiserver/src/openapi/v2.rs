@@ -47,40 +47,51 @@ const PROTOBUF_TYPES: &[&str] = &[
     "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
 ];
 
-/// The protobuf form of the last document asked for, by its JSON ETag:
-/// encoding is done once per document version.
-fn protobuf_of(bytes: &Bytes, etag: &str) -> Option<(Bytes, String)> {
-    static CACHE: Mutex<Option<(String, Bytes, String)>> = Mutex::new(None);
-    if let Ok(c) = CACHE.lock() {
-        if let Some((e, pb, pb_etag)) = c.as_ref() {
-            if e == etag {
-                return Some((pb.clone(), pb_etag.clone()));
+/// The protobuf form of the last `/openapi/v2` document served, by its JSON
+/// ETag, so that a document is encoded once per version. Whoever serves a
+/// document holds one.
+#[derive(Default)]
+pub struct ProtobufForm {
+    last: Mutex<Option<(String, Bytes, String)>>,
+}
+
+impl ProtobufForm {
+    /// The protobuf form of `bytes` (whose ETag is `etag`) and its own ETag;
+    /// `None` when `bytes` is not a JSON document.
+    fn of(&self, bytes: &Bytes, etag: &str) -> Option<(Bytes, String)> {
+        if let Ok(last) = self.last.lock() {
+            if let Some((e, pb, pb_etag)) = last.as_ref() {
+                if e == etag {
+                    return Some((pb.clone(), pb_etag.clone()));
+                }
             }
         }
+        let doc: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+        let pb = Bytes::from(super::v2_proto::encode(&doc));
+        let pb_etag = etag_of(&pb);
+        if let Ok(mut last) = self.last.lock() {
+            *last = Some((etag.to_string(), pb.clone(), pb_etag.clone()));
+        }
+        Some((pb, pb_etag))
     }
-    let doc: serde_json::Value = serde_json::from_slice(bytes).ok()?;
-    let pb = Bytes::from(super::v2_proto::encode(&doc));
-    let pb_etag = etag_of(&pb);
-    if let Ok(mut c) = CACHE.lock() {
-        *c = Some((etag.to_string(), pb.clone(), pb_etag.clone()));
-    }
-    Some((pb, pb_etag))
 }
 
 /// A `/openapi/v2` answer in JSON, or in protobuf when `accept` asks for
 /// it (each form with its own ETag, `Vary: Accept`, as upstream); 304 when
-/// `if_none_match` names the ETag.
+/// `if_none_match` names the ETag. `protobuf` is the server's memo of the
+/// document's protobuf form.
 pub fn respond(
     bytes: &Bytes,
     etag: &str,
     if_none_match: Option<&str>,
     accept: Option<&str>,
+    protobuf: &ProtobufForm,
 ) -> Response {
     let wants_pb = accept.is_some_and(|a| {
         a.split(',')
             .any(|r| PROTOBUF_TYPES.iter().any(|t| r.trim().starts_with(t)))
     });
-    let (bytes, etag, content_type) = match wants_pb.then(|| protobuf_of(bytes, etag)).flatten() {
+    let (bytes, etag, content_type) = match wants_pb.then(|| protobuf.of(bytes, etag)).flatten() {
         // The `.v1.0` form: Go cannot parse the `@` as a media type.
         Some((pb, pb_etag)) => (pb, pb_etag, PROTOBUF_TYPES[1]),
         None => (bytes.clone(), etag.to_string(), "application/json"),
@@ -115,6 +126,8 @@ struct Entry {
 #[derive(Default)]
 pub struct MergedV2 {
     cached: Mutex<Option<Arc<Entry>>>,
+    /// The merged document's protobuf form.
+    pub protobuf: ProtobufForm,
 }
 
 impl MergedV2 {
@@ -213,19 +226,25 @@ mod tests {
     fn etags_answer_if_none_match() {
         let bytes = Bytes::from_static(b"{}");
         let tag = etag_of(&bytes);
-        assert_eq!(respond(&bytes, &tag, Some(&tag), None).status(), 304);
-        assert_eq!(respond(&bytes, &tag, Some("\"other\""), None).status(), 200);
-        assert_eq!(respond(&bytes, &tag, None, None).status(), 200);
-        let pb = respond(
-            &bytes,
-            &tag,
-            None,
-            Some("application/com.github.proto-openapi.spec.v2@v1.0+protobuf"),
+        let form = ProtobufForm::default();
+        assert_eq!(respond(&bytes, &tag, Some(&tag), None, &form).status(), 304);
+        assert_eq!(
+            respond(&bytes, &tag, Some("\"other\""), None, &form).status(),
+            200
         );
+        assert_eq!(respond(&bytes, &tag, None, None, &form).status(), 200);
+        let protobuf = Some("application/com.github.proto-openapi.spec.v2@v1.0+protobuf");
+        let pb = respond(&bytes, &tag, None, protobuf, &form);
         assert_eq!(
             pb.headers()[http::header::CONTENT_TYPE],
             "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
         );
         assert_ne!(pb.headers()[http::header::ETAG], tag.as_str());
+        // The second answer comes from the memo, with the same ETag.
+        let again = respond(&bytes, &tag, None, protobuf, &form);
+        assert_eq!(
+            again.headers()[http::header::ETAG],
+            pb.headers()[http::header::ETAG]
+        );
     }
 }

@@ -241,6 +241,7 @@ impl GenericApiServer {
                                 &etag,
                                 inm.as_deref(),
                                 accept,
+                                &self.merged_v2.protobuf,
                             );
                         }
                     }
