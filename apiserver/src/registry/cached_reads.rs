@@ -489,15 +489,9 @@ impl CachedReads {
         let mut bookmarks = super::watch::BookmarkTimer::new(deadline);
         let mut last = after;
         loop {
-            let sleep_until = async {
-                match deadline {
-                    Some(d) => tokio::time::sleep_until(d).await,
-                    None => std::future::pending().await,
-                }
-            };
             tokio::select! {
                 _ = tx.closed() => return,
-                _ = sleep_until => return,
+                _ = super::watch::until_deadline(deadline) => return,
                 _ = bookmarks.tick(), if allow_bookmarks => {
                     let revision = self.cache.revision().max(last);
                     if tx.send(WatchEvent::Bookmark { revision, initial_events_end: false }).await.is_err() {

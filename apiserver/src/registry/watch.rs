@@ -28,6 +28,14 @@ const BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
 /// How long before a watch's deadline its last BOOKMARK is sent.
 const BOOKMARK_BEFORE_DEADLINE: Duration = Duration::from_secs(2);
 
+/// Resolves at a watch's `deadline` (never, for a watch without one).
+pub(crate) async fn until_deadline(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}
+
 /// When a watch with `allowWatchBookmarks` sends its BOOKMARKs, as
 /// upstream's cacher schedules them (`nextBookmarkTime`): about once a
 /// minute, and once 2 s before the watch's deadline, so that a client whose
@@ -189,15 +197,9 @@ impl Store {
             let mut bookmarks = BookmarkTimer::new(deadline);
             let mut last_rv = initial_rv;
             loop {
-                let sleep_until = async {
-                    match deadline {
-                        Some(d) => tokio::time::sleep_until(d).await,
-                        None => std::future::pending().await,
-                    }
-                };
                 tokio::select! {
                     _ = tx.closed() => return,
-                    _ = sleep_until => return,
+                    _ = until_deadline(deadline) => return,
                     _ = bookmarks.tick(), if opts.allow_bookmarks => {
                         let rv = last_rv.max(stream.last_revision());
                         let bookmark = WatchEvent::Bookmark { revision: rv, initial_events_end: false };
