@@ -234,6 +234,66 @@ impl Set {
         out
     }
 
+    /// Adds every path of `other`, taking its nodes instead of copying
+    /// them: `a.absorb(b)` leaves `a` equal to `a.union(&b)`.
+    pub fn absorb(&mut self, other: Set) {
+        self.members.extend(other.members);
+        for (pe, c) in other.children {
+            match self.children.entry(pe) {
+                std::collections::btree_map::Entry::Occupied(mut mine) => mine.get_mut().absorb(c),
+                std::collections::btree_map::Entry::Vacant(slot) => {
+                    slot.insert(c);
+                }
+            }
+        }
+    }
+
+    /// Adds every path of `other` in place: `a.union_with(&b)` leaves `a`
+    /// equal to `a.union(&b)`, copying only what `b` adds.
+    pub fn union_with(&mut self, other: &Set) {
+        self.members.extend(other.members.iter().cloned());
+        for (pe, c) in &other.children {
+            match self.children.get_mut(pe) {
+                Some(mine) => mine.union_with(c),
+                None => {
+                    self.children.insert(pe.clone(), c.clone());
+                }
+            }
+        }
+    }
+
+    /// Removes the paths of `other` in place: `a.remove(&b)` leaves `a`
+    /// equal to `a.difference(&b)` without rebuilding it.
+    pub fn remove(&mut self, other: &Set) {
+        for m in &other.members {
+            self.members.remove(m);
+        }
+        self.children.retain(|pe, c| {
+            if let Some(o) = other.children.get(pe) {
+                c.remove(o);
+            }
+            !c.is_empty()
+        });
+    }
+
+    /// Removes in place the paths of `other` and those below its members:
+    /// `a.remove_recursive(&b)` leaves `a` equal to
+    /// `a.recursive_difference(&b)`.
+    pub fn remove_recursive(&mut self, other: &Set) {
+        for m in &other.members {
+            self.members.remove(m);
+        }
+        self.children.retain(|pe, c| {
+            if other.members.contains(pe) {
+                return false;
+            }
+            if let Some(o) = other.children.get(pe) {
+                c.remove_recursive(o);
+            }
+            !c.is_empty()
+        });
+    }
+
     /// Every member path, in order.
     pub fn paths(&self) -> Vec<Path> {
         let mut out = Vec::new();
@@ -380,6 +440,59 @@ mod tests {
         let u = d.union(&b);
         assert!(u.has(&[f("spec"), f("replicas")]) && u.has(&[f("spec"), f("paused")]));
         assert!(a.difference(&a).is_empty());
+    }
+
+    /// The in-place operations equal the ones that build a new set, on
+    /// sets that overlap at every depth (members that are also subtrees,
+    /// subtrees only one side has, a member of one side above paths of
+    /// the other).
+    #[test]
+    fn in_place_algebra_equals_the_copying_one() {
+        let paths: Vec<Vec<PathElement>> = vec![
+            vec![f("spec"), f("replicas")],
+            vec![f("spec"), f("paused")],
+            vec![f("spec")],
+            vec![
+                f("spec"),
+                f("template"),
+                f("metadata"),
+                f("labels"),
+                f("app"),
+            ],
+            vec![f("metadata"), f("labels")],
+            vec![f("metadata"), f("labels"), f("x")],
+            vec![f("metadata"), f("annotations"), f("y")],
+            vec![f("data"), f("k")],
+            vec![f("status")],
+        ];
+        // Every pair of subsets picked by bit masks over the paths.
+        let subset = |mask: u32| {
+            let mut s = Set::new();
+            for (i, p) in paths.iter().enumerate() {
+                if mask & (1 << i) != 0 {
+                    s.insert(p);
+                }
+            }
+            s
+        };
+        for (ma, mb) in (0..512u32)
+            .step_by(7)
+            .flat_map(|a| (0..512u32).step_by(11).map(move |b| (a, b)))
+        {
+            let (a, b) = (subset(ma), subset(mb));
+            let mut x = a.clone();
+            x.remove(&b);
+            assert_eq!(x, a.difference(&b), "{ma:b} - {mb:b}");
+            let mut x = a.clone();
+            x.remove_recursive(&b);
+            assert_eq!(x, a.recursive_difference(&b), "{ma:b} -r {mb:b}");
+            let mut x = a.clone();
+            x.union_with(&b);
+            assert_eq!(x, a.union(&b), "{ma:b} + {mb:b}");
+            let mut x = a.clone();
+            x.absorb(b.clone());
+            assert_eq!(x, a.union(&b), "{ma:b} absorb {mb:b}");
+        }
     }
 
     #[test]

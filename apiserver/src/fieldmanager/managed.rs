@@ -201,9 +201,9 @@ pub fn cap_update_managers(entries: &mut Vec<Entry>) {
         let bucket = &mut entries[first];
         bucket.manager = ANCIENT_CHANGES.into();
         bucket.subresource.clear();
-        let (set, time) = (entries[i].set.clone(), entries[i].time.clone());
+        let (set, time) = (std::mem::take(&mut entries[i].set), entries[i].time.clone());
         let bucket = &mut entries[first];
-        bucket.set = bucket.set.union(&set);
+        bucket.set.absorb(set);
         bucket.time = time;
         removed[i] = true;
         remaining -= 1;

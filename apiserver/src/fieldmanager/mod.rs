@@ -36,32 +36,47 @@ pub struct Operation<'a> {
 }
 
 /// Fields nobody owns (upstream's strip list).
-fn stripped() -> Set {
-    let mut s = Set::new();
-    for p in [
-        &["apiVersion"][..],
-        &["kind"],
-        &["metadata", "name"],
-        &["metadata", "namespace"],
-        &["metadata", "creationTimestamp"],
-        &["metadata", "selfLink"],
-        &["metadata", "uid"],
-        &["metadata", "generation"],
-        &["metadata", "managedFields"],
-        &["metadata", "resourceVersion"],
-        &["metadata", "deletionTimestamp"],
-        &["metadata", "deletionGracePeriodSeconds"],
-    ] {
-        s.insert(&fields(p));
-    }
-    s
+fn stripped() -> &'static Set {
+    static STRIPPED: std::sync::OnceLock<Set> = std::sync::OnceLock::new();
+    STRIPPED.get_or_init(|| {
+        let mut s = Set::new();
+        for p in [
+            &["apiVersion"][..],
+            &["kind"],
+            &["metadata", "name"],
+            &["metadata", "namespace"],
+            &["metadata", "creationTimestamp"],
+            &["metadata", "selfLink"],
+            &["metadata", "uid"],
+            &["metadata", "generation"],
+            &["metadata", "managedFields"],
+            &["metadata", "resourceVersion"],
+            &["metadata", "deletionTimestamp"],
+            &["metadata", "deletionGracePeriodSeconds"],
+        ] {
+            s.insert(&fields(p));
+        }
+        s
+    })
+}
+
+/// `.status`, which a write to the main resource of a kind with a status
+/// subresource never owns.
+fn status_path() -> &'static Set {
+    static STATUS: std::sync::OnceLock<Set> = std::sync::OnceLock::new();
+    STATUS.get_or_init(|| {
+        let mut st = Set::new();
+        st.insert(&fields(&["status"]));
+        st
+    })
 }
 
 impl Operation<'_> {
     /// Drops from `set` what this operation never owns: the strip list and
     /// the fields the (sub)resource resets.
-    fn owned_part(&self, set: &Set) -> Set {
-        let mut s = set.recursive_difference(&stripped());
+    fn owned_part(&self, set: Set) -> Set {
+        let mut s = set;
+        s.remove_recursive(stripped());
         if self.subresource == "status" {
             let mut keep = Set::new();
             if let Some(status) = s.child(&fieldpath::PathElement::Field("status".into())) {
@@ -76,11 +91,7 @@ impl Operation<'_> {
             }
             s = keep;
         } else if self.has_status && self.subresource.is_empty() {
-            s = s.recursive_difference(&{
-                let mut st = Set::new();
-                st.insert(&fields(&["status"]));
-                st
-            });
+            s.remove_recursive(status_path());
         }
         s
     }
@@ -156,10 +167,13 @@ pub fn track_update(
     };
     let ty = op.types.root();
     let cmp = typed::compare(live_obj, new, ty);
-    let changed = op.owned_part(&cmp.modified.union(&cmp.added));
+    let mut changed = cmp.added;
+    changed.absorb(cmp.modified);
+    let changed = op.owned_part(changed);
     let removed = cmp.removed;
     for e in &mut entries {
-        e.set = e.set.difference(&changed).difference(&removed);
+        e.set.remove(&changed);
+        e.set.remove(&removed);
     }
     if let (Some(manager), false) = (manager, changed.is_empty()) {
         let now = crate::apimachinery::meta::now_rfc3339();
@@ -168,7 +182,7 @@ pub fn track_update(
             .find(|e| e.same_manager(manager, "Update", op.subresource, &op.api_version))
         {
             Some(e) => {
-                e.set = e.set.union(&changed);
+                e.set.union_with(&changed);
                 e.time = Some(now);
             }
             None => entries.push(Entry {
@@ -228,7 +242,7 @@ pub fn apply(
         }
     }
 
-    let applied = op.owned_part(&typed::to_field_set(&cfg, ty));
+    let applied = op.owned_part(typed::to_field_set(&cfg, ty));
     let mine = entries
         .iter()
         .position(|e| e.same_manager(manager, "Apply", op.subresource, &op.api_version));
@@ -247,7 +261,7 @@ pub fn apply(
         typed::remove_items(&mut pruned, &last, ty);
         let mut claimed = applied.clone();
         for e in entries.iter().filter(|e| e.operation == "Apply") {
-            claimed = claimed.union(&e.set);
+            claimed.union_with(&e.set);
         }
         let merged_set = typed::to_field_set(&merged, ty);
         let pruned_set = typed::to_field_set(&pruned, ty);
@@ -269,7 +283,9 @@ pub fn apply(
 
     // Conflicts: fields others own that this apply changes or adds.
     let cmp = typed::compare(&live_obj, &merged, ty);
-    let changed = op.owned_part(&cmp.modified.union(&cmp.added));
+    let mut changed = cmp.added.clone();
+    changed.union_with(&cmp.modified);
+    let changed = op.owned_part(changed);
     let mut conflicts: Vec<(String, String)> = Vec::new();
     for e in &entries {
         for p in e.set.intersection(&changed).paths() {
@@ -280,7 +296,8 @@ pub fn apply(
         return Err(conflict_error(conflicts));
     }
     for e in &mut entries {
-        e.set = e.set.difference(&changed).difference(&cmp.removed);
+        e.set.remove(&changed);
+        e.set.remove(&cmp.removed);
     }
     let unchanged = cmp.added.is_empty()
         && cmp.modified.is_empty()
