@@ -79,6 +79,13 @@ struct Options {
     /// refused either way.
     #[arg(long, default_value_t = false, action = clap::ArgAction::Set)]
     allow_loopback_apiservice_endpoints: bool,
+    /// HTTPS addresses (`host:port`, comma separated) of the tiers behind
+    /// this one, which trust its front-proxy certificate: no APIService may
+    /// name them as endpoints. The HTTPS `--delegate-url`s are always
+    /// included; list the tiers here when `--delegate-url` is a `unix:`
+    /// socket, and the tiers further behind (not an upstream flag).
+    #[arg(long, value_delimiter = ',')]
+    tier_addresses: Vec<String>,
 }
 
 /// Where this process can reach itself: its listen address, with an
@@ -137,6 +144,7 @@ async fn main() -> anyhow::Result<()> {
             })
             .collect::<Vec<_>>()
     }));
+    own.extend(opts.tier_addresses.iter().map(|a| a.trim().to_string()));
     let state = Arc::new(state::State::new(
         Arc::new(store),
         delegate.clone(),

@@ -99,6 +99,24 @@ impl ExtraArgs {
     }
 }
 
+/// How each tier reaches the next one on this host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TierLink {
+    /// HTTPS on loopback with the front-proxy client certificate, as
+    /// between hosts.
+    Tls,
+    /// The next tier's Unix socket in `<state>/run` (`--unix-socket`,
+    /// `--delegate-url unix:PATH`): plain HTTP, the front proxy identified
+    /// by the kernel's peer credentials, so no TLS and no TCP/IP stack on
+    /// the hop. The tiers keep their HTTPS ports.
+    #[default]
+    UnixSocket,
+}
+
+/// The longest Unix socket path the kernel takes (`sun_path`, 108 bytes
+/// with its NUL), with room to spare.
+const MAX_SOCKET_PATH: usize = 100;
+
 /// Everything needed to run a cluster.
 #[derive(Debug, Clone)]
 pub struct ClusterConfig {
@@ -115,6 +133,8 @@ pub struct ClusterConfig {
     /// Send each process's stdout/stderr to `<state>/logs/<name>.log`
     /// (otherwise they inherit this process's stdout/stderr).
     pub log_to_files: bool,
+    /// How each tier reaches the next.
+    pub tier_link: TierLink,
 }
 
 impl ClusterConfig {
@@ -128,6 +148,7 @@ impl ClusterConfig {
             etcd_binary: PathBuf::from(crate::DEFAULT_ETCD_BINARY),
             extra_args: ExtraArgs::default(),
             log_to_files: true,
+            tier_link: TierLink::default(),
         }
     }
 }
@@ -164,8 +185,23 @@ pub(crate) fn one_host_flags(tier: Tier) -> Vec<String> {
 }
 
 /// The command-line flags of `tier` (without the binary), following the
-/// flag contract shared with the tier binaries, with `extra` appended.
+/// flag contract shared with the tier binaries, with `extra` appended; each
+/// tier reaches the next over HTTPS.
 pub fn tier_args(tier: Tier, pki: &Pki, ports: &Ports, extra: &[String]) -> Vec<String> {
+    tier_args_linked(tier, pki, ports, None, extra)
+}
+
+/// [`tier_args`], the tiers linked by Unix sockets in `sockets` when given
+/// (`<tier>.sock`: each tier behind another serves one, the tier in front
+/// sends to it), except a tier whose `extra` flags add `--delegate-url`
+/// replicas: it reaches them all over HTTPS.
+pub fn tier_args_linked(
+    tier: Tier,
+    pki: &Pki,
+    ports: &Ports,
+    sockets: Option<&Path>,
+    extra: &[String],
+) -> Vec<String> {
     let (cert, key) = tier.serving_pair(pki);
     let path = |p: &Path| p.display().to_string();
     let mut args: Vec<String> = vec![
@@ -210,10 +246,32 @@ pub fn tier_args(tier: Tier, pki: &Pki, ports: &Ports, extra: &[String]) -> Vec<
         args.push("--service-account-signing-key-file".into());
         args.push(path(&pki.service_account_key));
     }
+    if tier == Tier::Aggregator {
+        // The tiers behind trust the aggregator's front-proxy certificate:
+        // no APIService may point it at them, whichever link it uses.
+        args.push("--tier-addresses".into());
+        args.push(format!(
+            "127.0.0.1:{},127.0.0.1:{}",
+            ports.kube_core, ports.extensions
+        ));
+    }
+    if let (Some(dir), Tier::KubeCore | Tier::Extensions) = (sockets, tier) {
+        args.push("--unix-socket".into());
+        args.push(path(&socket_path(dir, tier)));
+    }
+    // Extra `--delegate-url`s add replicas of the next tier, reached by URL:
+    // the first one is then its HTTPS port too.
+    let more_delegates = extra
+        .iter()
+        .any(|a| a == "--delegate-url" || a.starts_with("--delegate-url="));
     if let Some(next) = tier.delegate() {
+        let url = match sockets {
+            Some(dir) if !more_delegates => format!("unix:{}", socket_path(dir, next).display()),
+            _ => format!("https://127.0.0.1:{}", next.port(ports)),
+        };
         args.extend([
             "--delegate-url".into(),
-            format!("https://127.0.0.1:{}", next.port(ports)),
+            url,
             "--delegate-ca-file".into(),
             path(&pki.ca_cert),
             "--proxy-client-cert-file".into(),
@@ -224,6 +282,11 @@ pub fn tier_args(tier: Tier, pki: &Pki, ports: &Ports, extra: &[String]) -> Vec<
     }
     args.extend(extra.iter().cloned());
     args
+}
+
+/// The Unix socket `tier` serves its front proxy on, in `dir`.
+pub fn socket_path(dir: &Path, tier: Tier) -> PathBuf {
+    dir.join(format!("{}.sock", tier.name()))
 }
 
 /// The command-line flags of etcd for `data_dir` and `ports`: clients over
@@ -323,6 +386,7 @@ impl Cluster {
         private_dir(&cfg.state_dir)?;
         private_dir(&cfg.state_dir.join("etcd"))?;
         private_dir(&cfg.state_dir.join("logs"))?;
+        private_dir(&cfg.state_dir.join("run"))?;
         let pki = pki::ensure(&cfg.state_dir.join("pki"))?;
         let kubeconfig = cfg.state_dir.join("kubeconfig");
         let server = format!("https://127.0.0.1:{}", cfg.ports.aggregator);
@@ -475,6 +539,25 @@ impl Cluster {
         Self::stop_slot(&mut self.etcd).await
     }
 
+    /// Where the tiers' Unix sockets are (`<state>/run`) when they are linked
+    /// by them; `None` for HTTPS links, or when the state directory's path
+    /// is too long for a socket's (HTTPS then, with a warning).
+    fn socket_dir(&self) -> Option<PathBuf> {
+        if self.cfg.tier_link != TierLink::UnixSocket {
+            return None;
+        }
+        let dir = self.cfg.state_dir.join("run");
+        let longest = socket_path(&dir, Tier::Extensions);
+        if longest.as_os_str().len() > MAX_SOCKET_PATH {
+            tracing::warn!(
+                path = %longest.display(),
+                "the state directory's path is too long for Unix sockets: the tiers are linked over HTTPS"
+            );
+            return None;
+        }
+        Some(dir)
+    }
+
     /// Starts `tier` and waits until its `/readyz` answers 200. Does nothing
     /// if it is already running.
     pub async fn start_tier(&mut self, tier: Tier) -> anyhow::Result<()> {
@@ -484,7 +567,8 @@ impl Cluster {
         ensure_port_available(tier.name(), tier.port(&self.cfg.ports))?;
         let mut extra = one_host_flags(tier);
         extra.extend(self.cfg.extra_args.for_tier(tier).iter().cloned());
-        let args = tier_args(tier, &self.pki, &self.cfg.ports, &extra);
+        let sockets = self.socket_dir();
+        let args = tier_args_linked(tier, &self.pki, &self.cfg.ports, sockets.as_deref(), &extra);
         let log = self.log_path(tier.name());
         let child = Managed::spawn(
             tier.name(),

@@ -69,6 +69,7 @@ fn config(dir: &Path, bin_dir: PathBuf) -> ClusterConfig {
         etcd_binary: PathBuf::from("etcd"),
         extra_args: ExtraArgs::default(),
         log_to_files: true,
+        tier_link: Default::default(),
     }
 }
 
@@ -160,6 +161,40 @@ fn tier_flags_follow_the_contract() {
     assert_eq!(flag(&ext, "--delegate-url"), None);
     assert_eq!(flag(&ext, "--proxy-client-cert-file"), None);
     assert_eq!(flag(&ext, "--service-cluster-ip-range"), None);
+}
+
+/// Linked by Unix sockets, each tier behind another serves one and the tier
+/// in front sends to it; the HTTPS ports stay.
+#[test]
+fn unix_socket_links_name_the_next_tiers_socket() {
+    let pki = Pki::paths(Path::new("/s/pki"));
+    let ports = Ports::defaults();
+    let run = Path::new("/s/run");
+    let agg = tier_args_linked(Tier::Aggregator, &pki, &ports, Some(run), &[]);
+    assert_eq!(
+        flag(&agg, "--delegate-url"),
+        Some("unix:/s/run/kube-core.sock")
+    );
+    assert_eq!(flag(&agg, "--unix-socket"), None);
+    assert_eq!(
+        flag(&agg, "--tier-addresses"),
+        Some("127.0.0.1:6444,127.0.0.1:6445")
+    );
+    assert_eq!(flag(&agg, "--secure-port"), Some("6443"));
+    let core = tier_args_linked(Tier::KubeCore, &pki, &ports, Some(run), &[]);
+    assert_eq!(flag(&core, "--unix-socket"), Some("/s/run/kube-core.sock"));
+    assert_eq!(
+        flag(&core, "--delegate-url"),
+        Some("unix:/s/run/extensions.sock")
+    );
+    assert_eq!(flag(&core, "--secure-port"), Some("6444"));
+    let ext = tier_args_linked(Tier::Extensions, &pki, &ports, Some(run), &[]);
+    assert_eq!(flag(&ext, "--unix-socket"), Some("/s/run/extensions.sock"));
+    assert_eq!(flag(&ext, "--delegate-url"), None);
+    // Replicas named by URL are all reached over HTTPS.
+    let replica = vec!["--delegate-url=https://127.0.0.1:6454".to_string()];
+    let agg = tier_args_linked(Tier::Aggregator, &pki, &ports, Some(run), &replica);
+    assert_eq!(flag(&agg, "--delegate-url"), Some("https://127.0.0.1:6444"));
 }
 
 #[test]
@@ -319,8 +354,14 @@ async fn full_cluster_with_fake_tiers() {
             .collect()
     };
     let agg = args(Tier::Aggregator);
-    let delegate = format!("https://127.0.0.1:{}", ports.kube_core);
+    let run = cluster.config().state_dir.join("run");
+    let delegate = format!("unix:{}", run.join("kube-core.sock").display());
     assert_eq!(flag(&agg, "--delegate-url"), Some(delegate.as_str()));
+    let tiers = format!(
+        "127.0.0.1:{},127.0.0.1:{}",
+        ports.kube_core, ports.extensions
+    );
+    assert_eq!(flag(&agg, "--tier-addresses"), Some(tiers.as_str()));
     let core = args(Tier::KubeCore);
     assert_eq!(core.last().map(String::as_str), Some("--extra-core-flag"));
     assert_eq!(

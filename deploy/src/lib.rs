@@ -47,7 +47,10 @@ mod ports;
 mod process;
 pub mod render;
 
-pub use cluster::{tier_args, Cluster, ClusterConfig, ExitedProcess, ExtraArgs, Tier};
+pub use cluster::{
+    socket_path, tier_args, tier_args_linked, Cluster, ClusterConfig, ExitedProcess, ExtraArgs,
+    Tier, TierLink,
+};
 pub use kubeconfig::write_kubeconfig;
 pub use pki::Pki;
 pub use ports::{free_port, Ports};

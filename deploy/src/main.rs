@@ -85,6 +85,29 @@ struct UpArgs {
     /// replicas of each tier (the tier's port and the port + 10).
     #[arg(long)]
     ha: bool,
+    /// How each tier reaches the next: `unix-socket` (the next tier's Unix
+    /// socket under STATE_DIR/run, plain HTTP, the front proxy identified
+    /// by its peer credentials) or `tls` (HTTPS on loopback with the
+    /// front-proxy client certificate, as between hosts). The HA layout
+    /// always uses `tls` (its replicas are reached by URL).
+    #[arg(long, value_enum, default_value_t = TierLinkArg::UnixSocket)]
+    tier_link: TierLinkArg,
+}
+
+/// `--tier-link`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy)]
+enum TierLinkArg {
+    UnixSocket,
+    Tls,
+}
+
+impl From<TierLinkArg> for deploy::TierLink {
+    fn from(a: TierLinkArg) -> Self {
+        match a {
+            TierLinkArg::UnixSocket => deploy::TierLink::UnixSocket,
+            TierLinkArg::Tls => deploy::TierLink::Tls,
+        }
+    }
 }
 
 fn main() -> ExitCode {

@@ -74,6 +74,7 @@ fn cluster_config(args: &UpArgs) -> anyhow::Result<ClusterConfig> {
         etcd_binary: args.etcd_binary.clone(),
         extra_args: ExtraArgs::default(),
         log_to_files: !args.no_log_files,
+        tier_link: args.tier_link.into(),
     })
 }
 
@@ -346,6 +347,14 @@ pub(crate) async fn up_background(args: &UpArgs) -> anyhow::Result<ExitCode> {
         child_args.push(flag.into());
         child_args.push(port.to_string());
     }
+    child_args.push("--tier-link".into());
+    child_args.push(
+        match cfg.tier_link {
+            deploy::TierLink::UnixSocket => "unix-socket",
+            deploy::TierLink::Tls => "tls",
+        }
+        .into(),
+    );
     if args.no_log_files {
         child_args.push("--no-log-files".into());
     }

@@ -51,6 +51,9 @@ impl UserInfo {
 pub struct AuthRequest<'a> {
     pub headers: &'a http::HeaderMap,
     pub peer_certificates: Option<&'a PeerCertificates>,
+    /// The client of a Unix socket connection, as the kernel saw it (see
+    /// [`crate::request::peer::PeerCredentials`]): a trusted front proxy.
+    pub peer_credentials: Option<&'a crate::request::peer::PeerCredentials>,
     pub path: &'a str,
     /// The audiences a token must be valid for: a TokenReview's
     /// `spec.audiences`; `None` for this server's own (`--api-audiences`).

@@ -78,6 +78,34 @@ impl RequestHeaderAuthenticator {
     }
 }
 
+impl RequestHeaderAuthenticator {
+    /// Whether the request came with a front proxy's client certificate:
+    /// one chaining to the request-header CA, with an allowed CN when
+    /// names are listed. `Err` carries the outcome otherwise (another
+    /// authenticator may then look at the request, or the CN is refused).
+    fn trusted_certificate(&self, req: &AuthRequest<'_>) -> Result<(), AuthOutcome> {
+        let Some(peer) = req.peer_certificates else {
+            return Err(AuthOutcome::NotApplicable);
+        };
+        if peer.chain().is_empty() || self.verifier.verify_peer(peer).is_err() {
+            // Not a front proxy: let the other authenticators look at the request.
+            return Err(AuthOutcome::NotApplicable);
+        }
+        if !self.allowed_names.is_empty() {
+            let cn = peer
+                .leaf_subject()
+                .map(|(cn, _)| cn.as_str())
+                .unwrap_or_default();
+            if !self.allowed_names.iter().any(|a| a == cn) {
+                return Err(AuthOutcome::Failed(format!(
+                    "client certificate CN {cn:?} is not allowed"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
 fn header_values<'a>(
     headers: &'a http::HeaderMap,
     names: &'a [String],
@@ -98,20 +126,12 @@ impl Authenticator for RequestHeaderAuthenticator {
     }
 
     fn authenticate(&self, req: &AuthRequest<'_>) -> AuthOutcome {
-        let Some(peer) = req.peer_certificates else {
-            return AuthOutcome::NotApplicable;
-        };
-        if peer.chain().is_empty() || self.verifier.verify_peer(peer).is_err() {
-            // Not a front proxy: let the other authenticators look at the request.
-            return AuthOutcome::NotApplicable;
-        }
-        if !self.allowed_names.is_empty() {
-            let cn = peer
-                .leaf_subject()
-                .map(|(cn, _)| cn.as_str())
-                .unwrap_or_default();
-            if !self.allowed_names.iter().any(|a| a == cn) {
-                return AuthOutcome::Failed(format!("client certificate CN {cn:?} is not allowed"));
+        // A client of the Unix socket is a front proxy on this host, served
+        // only because it runs as this server's user or root.
+        let on_trusted_socket = req.peer_credentials.is_some_and(|c| c.is_trusted());
+        if !on_trusted_socket {
+            if let Err(outcome) = self.trusted_certificate(req) {
+                return outcome;
             }
         }
         let Some(name) = header_values(req.headers, &self.names.username).find(|v| !v.is_empty())

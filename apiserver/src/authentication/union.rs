@@ -160,6 +160,7 @@ mod tests {
         AuthRequest {
             headers,
             peer_certificates: None,
+            peer_credentials: None,
             path,
             audiences: None,
         }

@@ -29,6 +29,9 @@ impl Filter for Authentication {
             let auth_req = AuthRequest {
                 headers: req.headers(),
                 peer_certificates: req.extensions().get::<PeerCertificates>(),
+                peer_credentials: req
+                    .extensions()
+                    .get::<crate::request::peer::PeerCredentials>(),
                 path: req.uri().path(),
                 audiences: None,
             };

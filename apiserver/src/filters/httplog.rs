@@ -64,11 +64,18 @@ impl Filter for HttpLog {
                 .unwrap_or_default(),
             user_agent: header("user-agent"),
             audit_id: header(super::audit_id::AUDIT_ID),
-            src_ip: req
-                .extensions()
-                .get::<RemoteAddr>()
-                .map(|a| a.0.to_string())
-                .unwrap_or_default(),
+            // A Unix socket client has no address: `@`, as Go reports one.
+            src_ip: match req.extensions().get::<RemoteAddr>() {
+                Some(a) => a.0.to_string(),
+                None if req
+                    .extensions()
+                    .get::<crate::request::peer::PeerCredentials>()
+                    .is_some() =>
+                {
+                    "@".into()
+                }
+                None => String::new(),
+            },
             start: Instant::now(),
         };
         let long_running = info.is_some_and(|i| i.is_long_running());

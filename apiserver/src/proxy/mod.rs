@@ -29,7 +29,7 @@ use crate::body::{self, Body, Request, Response};
 use crate::transport::multiplexed::{Failed, Multiplexed};
 use endpoints::Endpoints;
 
-type Connector = crate::transport::HttpsConnector;
+type Connector = crate::transport::tier::TierConnector;
 
 /// Headers that describe one hop and are never forwarded.
 const HOP_BY_HOP: &[&str] = &[
@@ -76,18 +76,40 @@ impl Delegate {
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
         let watches = Arc::new(Multiplexed::new(tls.clone()));
-        let client = crate::transport::https_client(tls, Some(Duration::from_secs(5)));
+        let client = crate::transport::pooled_client(crate::transport::tier::TierConnector::Https(
+            crate::transport::https_connector(tls, Some(Duration::from_secs(5))),
+        ));
+        Ok(Self::assemble(client, watches, bases))
+    }
+
+    /// A delegate on the Unix socket at `path` (the next tier on this
+    /// host, serving it with `--unix-socket`): plain HTTP, the caller's
+    /// identity in the same headers, the kernel vouching for this process.
+    pub fn unix(path: &std::path::Path) -> anyhow::Result<Self> {
+        let base = crate::transport::tier::UNIX_BASE_URL.parse::<Uri>()?;
+        let watches = Arc::new(Multiplexed::unix(path));
+        let client = crate::transport::pooled_client(crate::transport::tier::TierConnector::unix(
+            path, false,
+        ));
+        Ok(Self::assemble(client, watches, vec![base]))
+    }
+
+    fn assemble(
+        client: Client<Connector, Body>,
+        watches: Arc<Multiplexed>,
+        bases: Vec<Uri>,
+    ) -> Self {
         let endpoints = Arc::new(Endpoints::new(bases));
         if endpoints.len() > 1 {
             if let Ok(rt) = tokio::runtime::Handle::try_current() {
                 rt.spawn(probe_readiness(client.clone(), Arc::downgrade(&endpoints)));
             }
         }
-        Ok(Delegate {
+        Delegate {
             client,
             watches,
             endpoints,
-        })
+        }
     }
 
     /// The delegate's base URL (the first replica's).

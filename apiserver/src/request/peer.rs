@@ -50,3 +50,28 @@ impl PeerCertificates {
         &self.0
     }
 }
+
+/// The peer credentials of a Unix domain socket client (`SO_PEERCRED`: the
+/// user, group and process the kernel saw connect), stored in every request
+/// of the connection.
+///
+/// Only a client running as this server's own user or as root is served on
+/// the socket (see [`PeerCredentials::is_trusted`]): either could read the
+/// front-proxy client key this server's tier in front uses anyway, so
+/// trusting it as a front proxy (its `X-Remote-*` headers name the caller)
+/// grants nothing a TLS front proxy on that host could not claim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PeerCredentials {
+    pub uid: u32,
+    pub gid: u32,
+    pub pid: Option<i32>,
+}
+
+impl PeerCredentials {
+    /// Whether the client runs as this process's effective user or as root.
+    pub fn is_trusted(&self) -> bool {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let own = unsafe { libc::geteuid() };
+        self.uid == own || self.uid == 0
+    }
+}

@@ -19,6 +19,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use anyhow::Context;
+use futures_util::FutureExt;
 
 use crate::authorization::Authorizer;
 use crate::filters::{service_fn, HttpService};
@@ -137,6 +138,26 @@ pub fn raise_open_files_limit() {
     }
 }
 
+/// Binds the Unix socket of `--unix-socket`: a stale socket file left by
+/// an earlier run is replaced (a live server on it would not have let go of
+/// it: binding a path another process listens on is refused by checking
+/// that nobody answers there first), and the socket is made readable and
+/// writable by this user only.
+fn bind_unix_socket(path: &std::path::Path) -> anyhow::Result<tokio::net::UnixListener> {
+    use std::os::unix::fs::PermissionsExt;
+    if path.exists() {
+        if std::os::unix::net::UnixStream::connect(path).is_ok() {
+            anyhow::bail!("{} is in use by another server", path.display());
+        }
+        std::fs::remove_file(path).with_context(|| format!("removing {}", path.display()))?;
+    }
+    let listener = tokio::net::UnixListener::bind(path)
+        .with_context(|| format!("binding the Unix socket {}", path.display()))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+        .with_context(|| format!("restricting {}", path.display()))?;
+    Ok(listener)
+}
+
 /// Serves `api` behind the full handler chain until SIGTERM/Ctrl-C.
 pub async fn run(cfg: ServerConfig<'_>, api: Arc<GenericApiServer>) -> anyhow::Result<()> {
     raise_open_files_limit();
@@ -199,20 +220,46 @@ pub async fn run(cfg: ServerConfig<'_>, api: Arc<GenericApiServer>) -> anyhow::R
         .await
         .with_context(|| format!("binding {addr}"))?;
     tracing::info!(server = cfg.name, %addr, "serving securely");
-    serve::serve(
-        listener,
-        tls,
-        service,
-        shutdown_sequence(
-            cfg.name,
-            lifecycle,
-            cfg.generic.shutdown_delay_duration,
-            cfg.generic.shutdown_watch_termination_grace_period,
-        ),
-        cfg.generic.shutdown_drain,
-        cfg.serving.connection_limits(),
+    let unix = match &cfg.serving.unix_socket {
+        Some(path) => Some(bind_unix_socket(path)?),
+        None => None,
+    };
+    if let Some(path) = &cfg.serving.unix_socket {
+        tracing::info!(server = cfg.name, path = %path.display(), "serving the front proxy on a Unix socket");
+    }
+    let shutdown = shutdown_sequence(
+        cfg.name,
+        lifecycle,
+        cfg.generic.shutdown_delay_duration,
+        cfg.generic.shutdown_watch_termination_grace_period,
     )
-    .await;
+    .boxed()
+    .shared();
+    let limits = cfg.serving.connection_limits();
+    let drain = cfg.generic.shutdown_drain;
+    let secure = serve::serve(
+        serve::Listener::Tls(listener, tls),
+        service.clone(),
+        shutdown.clone(),
+        drain,
+        limits,
+    );
+    match unix {
+        Some(unix) => {
+            let local = serve::serve(
+                serve::Listener::Unix(unix),
+                service,
+                shutdown,
+                drain,
+                limits,
+            );
+            tokio::join!(secure, local);
+        }
+        None => secure.await,
+    }
+    if let Some(path) = &cfg.serving.unix_socket {
+        let _ = std::fs::remove_file(path);
+    }
     if let Some(a) = auditor {
         a.sink.shutdown().await;
     }

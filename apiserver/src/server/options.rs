@@ -39,6 +39,15 @@ pub struct SecureServingOptions {
     /// kube-apiserver has no such limit).
     #[arg(long, default_value_t = 10_000)]
     pub max_connections: usize,
+    /// Also serve on this Unix domain socket, for the tier in front of this
+    /// one on the same host (its `--delegate-url unix:PATH`): plain HTTP,
+    /// no TLS. Only a client running as this server's user or as root is
+    /// served there, and it is trusted as a front proxy (its
+    /// `--requestheader-*` headers name the caller) as a client certificate
+    /// of `--requestheader-client-ca-file` is. The socket is created with
+    /// mode 0600, replacing a stale one (not an upstream flag).
+    #[arg(long)]
+    pub unix_socket: Option<PathBuf>,
 }
 
 impl SecureServingOptions {
@@ -216,7 +225,9 @@ pub struct DelegationOptions {
     /// HTTPS URL of the next tier, which serves what this one does not;
     /// several (comma separated) for replicas of it, over which requests are
     /// spread (replicas whose `/readyz` fails, or which refuse connections,
-    /// are skipped).
+    /// are skipped). `unix:PATH` reaches the next tier on this host on its
+    /// `--unix-socket` instead (plain HTTP, no client certificate: the
+    /// kernel's peer credentials vouch for this process).
     #[arg(long, value_delimiter = ',')]
     pub delegate_url: Vec<String>,
     /// CA bundle verifying the next tier's serving certificate.
@@ -235,6 +246,17 @@ impl DelegationOptions {
     pub fn delegate(&self) -> anyhow::Result<Option<Delegate>> {
         if self.delegate_url.is_empty() {
             return Ok(None);
+        }
+        if let Some(path) = self
+            .delegate_url
+            .iter()
+            .find_map(|u| crate::transport::tier::unix_socket_of(u))
+        {
+            anyhow::ensure!(
+                self.delegate_url.len() == 1,
+                "a unix: --delegate-url names the one next tier on this host: it cannot be combined with other URLs"
+            );
+            return Ok(Some(Delegate::unix(&path)?));
         }
         let ca_path = self
             .delegate_ca_file

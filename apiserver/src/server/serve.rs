@@ -1,5 +1,6 @@
-//! The accept loop: TCP, TLS handshake, then hyper serving HTTP/1.1 and
-//! HTTP/2 (with upgrades) on each connection, until shutdown.
+//! The accept loop: TCP and the TLS handshake, or a Unix domain socket and
+//! its client's peer credentials, then hyper serving HTTP/1.1 and HTTP/2
+//! (with upgrades) on each connection, until shutdown.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -12,12 +13,12 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
 use tokio_rustls::TlsAcceptor;
 
 use crate::body;
 use crate::filters::HttpService;
-use crate::request::peer::PeerCertificates;
+use crate::request::peer::{PeerCertificates, PeerCredentials};
 use crate::request::RemoteAddr;
 
 /// What one listener allows its clients.
@@ -51,19 +52,40 @@ impl Default for ConnectionLimits {
     }
 }
 
+/// Where a server listens.
+pub enum Listener {
+    /// HTTPS on TCP: the client's identity is its certificate or credentials.
+    Tls(TcpListener, Arc<rustls::ServerConfig>),
+    /// Plain HTTP on a Unix domain socket, for a front proxy on the same
+    /// host: a client is served only if it connects as this process's user
+    /// or as root (its peer credentials, checked by the kernel), and is then
+    /// trusted as a front proxy (see [`PeerCredentials`]).
+    Unix(UnixListener),
+}
+
+/// What a connection tells every request on it about its client.
+#[derive(Clone)]
+struct ConnectionClient {
+    certificates: PeerCertificates,
+    remote: Option<std::net::SocketAddr>,
+    credentials: Option<PeerCredentials>,
+}
+
 /// Serves `service` on `listener` until `shutdown` resolves, then stops
 /// accepting and waits (up to `drain`) for open connections to finish.
 pub async fn serve(
-    listener: TcpListener,
-    tls: Arc<rustls::ServerConfig>,
+    listener: Listener,
     service: HttpService,
     shutdown: impl std::future::Future<Output = ()>,
     drain: Duration,
     limits: ConnectionLimits,
 ) {
-    let acceptor = TlsAcceptor::from(tls);
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+    let acceptor = match &listener {
+        Listener::Tls(_, tls) => Some(TlsAcceptor::from(tls.clone())),
+        Listener::Unix(_) => None,
+    };
     tokio::pin!(shutdown);
     loop {
         let slot = tokio::select! {
@@ -73,9 +95,9 @@ pub async fn serve(
                 Err(_) => break,
             },
         };
-        let (tcp, remote) = tokio::select! {
+        let accepted = tokio::select! {
             _ = &mut shutdown => break,
-            accepted = listener.accept() => match accepted {
+            accepted = accept(&listener) => match accepted {
                 Ok(a) => a,
                 Err(e) => {
                     tracing::warn!(error = %e, "accept failed");
@@ -84,73 +106,51 @@ pub async fn serve(
                 }
             },
         };
-        let _ = tcp.set_nodelay(true);
-        let acceptor = acceptor.clone();
         let service = service.clone();
         let watcher = graceful.watcher();
+        let acceptor = acceptor.clone();
         tokio::spawn(async move {
             let _slot = slot;
-            let tls =
-                match tokio::time::timeout(limits.handshake_timeout, acceptor.accept(tcp)).await {
-                    Ok(Ok(s)) => s,
-                    Ok(Err(e)) => {
-                        tracing::debug!(%remote, error = %e, "TLS handshake failed");
-                        return;
-                    }
-                    Err(_) => {
-                        tracing::debug!(%remote, "TLS handshake timed out");
-                        return;
-                    }
-                };
-            // A client that connects and sends nothing is dropped after
-            // the header timeout (hyper's own timer starts only with the
-            // first bytes of a request).
-            let mut tls = tls;
-            let mut first = vec![0u8; 4096];
-            let n = match tokio::time::timeout(limits.read_header_timeout, tls.read(&mut first))
-                .await
-            {
-                Ok(Ok(n)) if n > 0 => n,
-                Ok(_) => return,
-                Err(_) => {
-                    tracing::debug!(%remote, "no request before the header timeout");
-                    return;
+            match (accepted, acceptor) {
+                (Accepted::Tcp(tcp, remote), Some(acceptor)) => {
+                    let _ = tcp.set_nodelay(true);
+                    let tls =
+                        match tokio::time::timeout(limits.handshake_timeout, acceptor.accept(tcp))
+                            .await
+                        {
+                            Ok(Ok(s)) => s,
+                            Ok(Err(e)) => {
+                                tracing::debug!(%remote, error = %e, "TLS handshake failed");
+                                return;
+                            }
+                            Err(_) => {
+                                tracing::debug!(%remote, "TLS handshake timed out");
+                                return;
+                            }
+                        };
+                    let certificates = PeerCertificates::new(
+                        tls.get_ref()
+                            .1
+                            .peer_certificates()
+                            .map(|c| c.to_vec())
+                            .unwrap_or_default(),
+                    );
+                    let client = ConnectionClient {
+                        certificates,
+                        remote: Some(remote),
+                        credentials: None,
+                    };
+                    serve_connection(tls, client, service, limits, watcher).await
                 }
-            };
-            first.truncate(n);
-            let peer = PeerCertificates::new(
-                tls.get_ref()
-                    .1
-                    .peer_certificates()
-                    .map(|c| c.to_vec())
-                    .unwrap_or_default(),
-            );
-            let hyper_service = hyper::service::service_fn(move |req: http::Request<Incoming>| {
-                let mut req = req.map(body::boxed);
-                req.extensions_mut().insert(peer.clone());
-                req.extensions_mut().insert(RemoteAddr(remote));
-                let response = service.handle(req);
-                async move { Ok::<_, Infallible>(response.await) }
-            });
-            let mut builder = auto::Builder::new(TokioExecutor::new());
-            builder
-                .http1()
-                .timer(TokioTimer::new())
-                .header_read_timeout(limits.read_header_timeout);
-            builder
-                .http2()
-                .timer(TokioTimer::new())
-                .max_concurrent_streams(limits.max_streams_per_connection)
-                .keep_alive_interval(limits.http2_keep_alive)
-                .keep_alive_timeout(Duration::from_secs(20));
-            let io = Prefixed {
-                prefix: first,
-                at: 0,
-                inner: tls,
-            };
-            let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), hyper_service);
-            if let Err(e) = watcher.watch(conn.into_owned()).await {
-                tracing::debug!(%remote, error = %e, "connection ended with error");
+                (Accepted::Unix(unix, credentials), _) => {
+                    let client = ConnectionClient {
+                        certificates: PeerCertificates::default(),
+                        remote: None,
+                        credentials: Some(credentials),
+                    };
+                    serve_connection(unix, client, service, limits, watcher).await
+                }
+                (Accepted::Tcp(..), None) => {}
             }
         });
     }
@@ -160,6 +160,98 @@ pub async fn serve(
         .is_err()
     {
         tracing::info!("connections still open after drain period; closing");
+    }
+}
+
+/// A connection just accepted.
+enum Accepted {
+    Tcp(TcpStream, std::net::SocketAddr),
+    /// A Unix socket client trusted by its peer credentials.
+    Unix(UnixStream, PeerCredentials),
+}
+
+/// The next client of `listener`; a Unix socket client connecting as
+/// another user is turned away (logged) and the next one awaited.
+async fn accept(listener: &Listener) -> std::io::Result<Accepted> {
+    match listener {
+        Listener::Tls(tcp, _) => tcp.accept().await.map(|(s, a)| Accepted::Tcp(s, a)),
+        Listener::Unix(unix) => loop {
+            let (stream, _) = unix.accept().await?;
+            let cred = stream.peer_cred()?;
+            let credentials = PeerCredentials {
+                uid: cred.uid(),
+                gid: cred.gid(),
+                pid: cred.pid(),
+            };
+            if credentials.is_trusted() {
+                return Ok(Accepted::Unix(stream, credentials));
+            }
+            tracing::warn!(
+                uid = credentials.uid,
+                pid = ?credentials.pid,
+                "refused a Unix socket client running as another user"
+            );
+        },
+    }
+}
+
+/// Serves HTTP/1.1 and HTTP/2 (with upgrades) on one accepted connection
+/// until it closes or the server shuts down.
+async fn serve_connection<S>(
+    mut stream: S,
+    client: ConnectionClient,
+    service: HttpService,
+    limits: ConnectionLimits,
+    watcher: hyper_util::server::graceful::Watcher,
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let remote = client.remote;
+    // A client that connects and sends nothing is dropped after the header
+    // timeout (hyper's own timer starts only with the first bytes of a
+    // request).
+    let mut first = vec![0u8; 4096];
+    let n = match tokio::time::timeout(limits.read_header_timeout, stream.read(&mut first)).await {
+        Ok(Ok(n)) if n > 0 => n,
+        Ok(_) => return,
+        Err(_) => {
+            tracing::debug!(?remote, "no request before the header timeout");
+            return;
+        }
+    };
+    first.truncate(n);
+    let hyper_service = hyper::service::service_fn(move |req: http::Request<Incoming>| {
+        let mut req = req.map(body::boxed);
+        let extensions = req.extensions_mut();
+        extensions.insert(client.certificates.clone());
+        if let Some(remote) = client.remote {
+            extensions.insert(RemoteAddr(remote));
+        }
+        if let Some(credentials) = client.credentials {
+            extensions.insert(credentials);
+        }
+        let response = service.handle(req);
+        async move { Ok::<_, Infallible>(response.await) }
+    });
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.read_header_timeout);
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .max_concurrent_streams(limits.max_streams_per_connection)
+        .keep_alive_interval(limits.http2_keep_alive)
+        .keep_alive_timeout(Duration::from_secs(20));
+    let io = Prefixed {
+        prefix: first,
+        at: 0,
+        inner: stream,
+    };
+    let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), hyper_service);
+    if let Err(e) = watcher.watch(conn.into_owned()).await {
+        tracing::debug!(?remote, error = %e, "connection ended with error");
     }
 }
 

@@ -35,7 +35,7 @@ use hyper_util::client::legacy::connect::{Connection, HttpConnector};
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use tower::ServiceExt;
 
-use super::HttpsConnector;
+use super::tier::TierConnector;
 use crate::body::{self, Body, Request, Response};
 
 /// Streams one connection carries at most.
@@ -67,7 +67,7 @@ pub enum Failed {
 
 /// HTTP/2 connections to any number of servers, shared by their streams.
 pub struct Multiplexed {
-    connector: HttpsConnector,
+    connector: TierConnector,
     /// Connections by `scheme://authority`; each list's lock is held while
     /// a connection to it opens, so a burst of watches opens one.
     servers: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Vec<Connection2>>>>>,
@@ -105,6 +105,16 @@ impl Multiplexed {
             .https_only()
             .enable_all_versions()
             .wrap_connector(http);
+        Self::over(TierConnector::Https(connector))
+    }
+
+    /// A client of the server on the Unix socket at `path`, speaking
+    /// HTTP/2 from the first byte (the servers of this project accept it).
+    pub fn unix(path: &std::path::Path) -> Self {
+        Self::over(TierConnector::unix(path, true))
+    }
+
+    fn over(connector: TierConnector) -> Self {
         Multiplexed {
             connector,
             servers: Mutex::new(HashMap::new()),

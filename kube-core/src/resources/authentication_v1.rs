@@ -140,6 +140,7 @@ async fn token_review_status(
     let req = apiserver::authentication::AuthRequest {
         headers: &headers,
         peer_certificates: None,
+        peer_credentials: None,
         path: "/apis/authentication.k8s.io/v1/tokenreviews",
         audiences: Some(target),
     };

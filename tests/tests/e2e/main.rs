@@ -46,6 +46,7 @@ mod review_server;
 mod rolling_restart;
 mod services;
 mod shutdown;
+mod tier_link;
 mod traces;
 mod watch;
 mod watch_cache;
