@@ -207,7 +207,13 @@ impl Delegate {
                 .uri(uri)
                 .version(http::Version::HTTP_11);
             if let Some(h) = out.headers_mut() {
-                *h = headers.clone();
+                // The last attempt (the only one, with one replica) takes
+                // the headers instead of copying them.
+                *h = if attempt + 1 == order.len() {
+                    std::mem::take(&mut headers)
+                } else {
+                    headers.clone()
+                };
             }
             let this_body = match (&replayable, body.take()) {
                 (Some(bytes), _) => body::full(bytes.clone()),

@@ -70,8 +70,9 @@ pub struct PeerCredentials {
 impl PeerCredentials {
     /// Whether the client runs as this process's effective user or as root.
     pub fn is_trusted(&self) -> bool {
+        static OWN_UID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
         // SAFETY: geteuid has no preconditions and cannot fail.
-        let own = unsafe { libc::geteuid() };
+        let own = *OWN_UID.get_or_init(|| unsafe { libc::geteuid() });
         self.uid == own || self.uid == 0
     }
 }

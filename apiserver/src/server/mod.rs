@@ -266,3 +266,28 @@ pub async fn run(cfg: ServerConfig<'_>, api: Arc<GenericApiServer>) -> anyhow::R
     tracing::info!(server = cfg.name, "stopped");
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+
+    /// A socket another server listens on is left alone; one left behind by
+    /// a server that died is replaced, and the new one is private.
+    #[tokio::test]
+    async fn unix_socket_replaces_a_stale_one_and_refuses_a_live_one() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("tier.sock");
+        let live = std::os::unix::net::UnixListener::bind(&path).expect("bind");
+        let err = super::bind_unix_socket(&path).expect_err("in use");
+        assert!(
+            err.to_string().contains("in use by another server"),
+            "{err}"
+        );
+        drop(live);
+        assert!(path.exists(), "a dropped listener leaves its socket file");
+        let _listener = super::bind_unix_socket(&path).expect("stale socket replaced");
+        let meta = std::fs::metadata(&path).expect("socket");
+        assert!(meta.file_type().is_socket());
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    }
+}
