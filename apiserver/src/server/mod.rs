@@ -238,7 +238,7 @@ pub async fn run(cfg: ServerConfig<'_>, api: Arc<GenericApiServer>) -> anyhow::R
     let limits = cfg.serving.connection_limits();
     let drain = cfg.generic.shutdown_drain;
     let secure = serve::serve(
-        serve::Listener::Tls(listener, tls),
+        serve::Listener::Tls(listener, tokio_rustls::TlsAcceptor::from(tls)),
         service.clone(),
         shutdown.clone(),
         drain,

@@ -55,7 +55,7 @@ impl Default for ConnectionLimits {
 /// Where a server listens.
 pub enum Listener {
     /// HTTPS on TCP: the client's identity is its certificate or credentials.
-    Tls(TcpListener, Arc<rustls::ServerConfig>),
+    Tls(TcpListener, TlsAcceptor),
     /// Plain HTTP on a Unix domain socket, for a front proxy on the same
     /// host: a client is served only if it connects as this process's user
     /// or as root (its peer credentials, checked by the kernel), and is then
@@ -82,10 +82,6 @@ pub async fn serve(
 ) {
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
-    let acceptor = match &listener {
-        Listener::Tls(_, tls) => Some(TlsAcceptor::from(tls.clone())),
-        Listener::Unix(_) => None,
-    };
     tokio::pin!(shutdown);
     loop {
         let slot = tokio::select! {
@@ -108,11 +104,10 @@ pub async fn serve(
         };
         let service = service.clone();
         let watcher = graceful.watcher();
-        let acceptor = acceptor.clone();
         tokio::spawn(async move {
             let _slot = slot;
-            match (accepted, acceptor) {
-                (Accepted::Tcp(tcp, remote), Some(acceptor)) => {
+            match accepted {
+                Accepted::Tcp(tcp, remote, acceptor) => {
                     let _ = tcp.set_nodelay(true);
                     let tls =
                         match tokio::time::timeout(limits.handshake_timeout, acceptor.accept(tcp))
@@ -142,7 +137,7 @@ pub async fn serve(
                     };
                     serve_connection(tls, client, service, limits, watcher).await
                 }
-                (Accepted::Unix(unix, credentials), _) => {
+                Accepted::Unix(unix, credentials) => {
                     let client = ConnectionClient {
                         certificates: PeerCertificates::default(),
                         remote: None,
@@ -150,7 +145,6 @@ pub async fn serve(
                     };
                     serve_connection(unix, client, service, limits, watcher).await
                 }
-                (Accepted::Tcp(..), None) => {}
             }
         });
     }
@@ -165,7 +159,8 @@ pub async fn serve(
 
 /// A connection just accepted.
 enum Accepted {
-    Tcp(TcpStream, std::net::SocketAddr),
+    /// A TCP client, its TLS handshake still to do.
+    Tcp(TcpStream, std::net::SocketAddr, TlsAcceptor),
     /// A Unix socket client trusted by its peer credentials.
     Unix(UnixStream, PeerCredentials),
 }
@@ -174,7 +169,10 @@ enum Accepted {
 /// another user is turned away (logged) and the next one awaited.
 async fn accept(listener: &Listener) -> std::io::Result<Accepted> {
     match listener {
-        Listener::Tls(tcp, _) => tcp.accept().await.map(|(s, a)| Accepted::Tcp(s, a)),
+        Listener::Tls(tcp, acceptor) => tcp
+            .accept()
+            .await
+            .map(|(s, a)| Accepted::Tcp(s, a, acceptor.clone())),
         Listener::Unix(unix) => loop {
             let (stream, _) = unix.accept().await?;
             let cred = stream.peer_cred()?;
