@@ -142,53 +142,39 @@ impl Message {
     }
 }
 
+/// `(name, text)` of each table file `tables/<name>.txt`, named once.
+macro_rules! tables {
+    ($($name:ident),* $(,)?) => {
+        &[$((stringify!($name), include_str!(concat!("tables/", stringify!($name), ".txt")))),*]
+    };
+}
+
 /// Every table, by API group: its file under `tables/` and its text.
-const TABLES: &[(&str, &str)] = &[
-    ("meta_v1", include_str!("tables/meta_v1.txt")),
-    ("core_v1", include_str!("tables/core_v1.txt")),
-    ("core_v1_pod", include_str!("tables/core_v1_pod.txt")),
-    ("core_v1_volume", include_str!("tables/core_v1_volume.txt")),
-    ("apps_v1", include_str!("tables/apps_v1.txt")),
-    ("batch_v1", include_str!("tables/batch_v1.txt")),
-    ("rbac_v1", include_str!("tables/rbac_v1.txt")),
-    ("networking_v1", include_str!("tables/networking_v1.txt")),
-    ("autoscaling", include_str!("tables/autoscaling.txt")),
-    (
-        "authentication_v1",
-        include_str!("tables/authentication_v1.txt"),
-    ),
-    (
-        "authorization_v1",
-        include_str!("tables/authorization_v1.txt"),
-    ),
-    ("policy_v1", include_str!("tables/policy_v1.txt")),
-    ("scheduling_v1", include_str!("tables/scheduling_v1.txt")),
-    (
-        "coordination_v1",
-        include_str!("tables/coordination_v1.txt"),
-    ),
-    ("discovery_v1", include_str!("tables/discovery_v1.txt")),
-    ("events_v1", include_str!("tables/events_v1.txt")),
-    ("storage_v1", include_str!("tables/storage_v1.txt")),
-    ("resource_v1", include_str!("tables/resource_v1.txt")),
-    (
-        "certificates_v1",
-        include_str!("tables/certificates_v1.txt"),
-    ),
-    (
-        "admissionregistration_v1",
-        include_str!("tables/admissionregistration_v1.txt"),
-    ),
-    ("node_v1", include_str!("tables/node_v1.txt")),
-    ("flowcontrol_v1", include_str!("tables/flowcontrol_v1.txt")),
-    (
-        "storagemigration_v1",
-        include_str!("tables/storagemigration_v1.txt"),
-    ),
-    (
-        "apiextensions_v1",
-        include_str!("tables/apiextensions_v1.txt"),
-    ),
+const TABLES: &[(&str, &str)] = tables![
+    meta_v1,
+    core_v1,
+    core_v1_pod,
+    core_v1_volume,
+    apps_v1,
+    batch_v1,
+    rbac_v1,
+    networking_v1,
+    autoscaling,
+    authentication_v1,
+    authorization_v1,
+    policy_v1,
+    scheduling_v1,
+    coordination_v1,
+    discovery_v1,
+    events_v1,
+    storage_v1,
+    resource_v1,
+    certificates_v1,
+    admissionregistration_v1,
+    node_v1,
+    flowcontrol_v1,
+    storagemigration_v1,
+    apiextensions_v1,
 ];
 
 /// The API groups whose messages the tables hold, with the Go package
